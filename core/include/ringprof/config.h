@@ -1,0 +1,41 @@
+// ringprof/config.h — recording configuration, from code or the environment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringprof {
+
+enum class ClockChoice : uint8_t { Auto = 0, Tsc = 1, Monotonic = 2 };
+
+struct Config {
+  // Rolling-file sink.
+  std::string dir = "ringprof";              // RINGPROF_DIR
+  uint64_t max_bytes = 256ull << 20;         // RINGPROF_MAX_BYTES: all files together
+  uint64_t file_bytes = 16ull << 20;         // RINGPROF_FILE_BYTES: one file
+  int zstd_level = 3;                        // RINGPROF_ZSTD_LEVEL (1..19)
+  std::string sink = "file";                 // RINGPROF_SINK: file | null
+
+  // Recording path.
+  uint32_t ring_bytes = 1u << 20;            // RINGPROF_RING_BYTES: per thread
+  ClockChoice clock = ClockChoice::Auto;     // RINGPROF_CLOCK: auto | tsc | monotonic
+
+  // Drainer.
+  uint32_t drain_interval_ms = 5;            // RINGPROF_DRAIN_MS: how often rings are looked at
+  uint32_t flush_interval_ms = 500;          // RINGPROF_FLUSH_MS: longest a batch waits
+  uint32_t batch_events = 65536;             // RINGPROF_BATCH_EVENTS: events per segment, at most
+  uint32_t ring_drain_percent = 25;          // a ring this full is drained at the next look
+
+  bool flush_at_exit = true;                 // RINGPROF_FLUSH_AT_EXIT: stop() from exit()
+};
+
+// Reads RINGPROF_* variables over the defaults. A malformed value keeps the
+// default and adds a one-line warning to `warnings` (when given) or prints it
+// to stderr once; it never fails.
+Config config_from_env(std::vector<std::string>* warnings = nullptr);
+
+// Parses "64M", "1G", "4096", "512K" (binary units). Returns false when malformed.
+bool parse_byte_size(const std::string& text, uint64_t* out);
+
+}  // namespace ringprof

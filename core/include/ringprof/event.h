@@ -1,0 +1,99 @@
+// ringprof/event.h — the fixed 32-byte event every producer writes.
+//
+// Layout (little-endian, one ring slot, 32 bytes, naturally aligned):
+//
+//   offset size field  meaning
+//   0      8    ts     producer: raw clock ticks (TSC, or CLOCK_MONOTONIC ns in
+//                      the fallback). After the drainer: CLOCK_MONOTONIC ns.
+//   8      1    kind   EventKind below.
+//   9      1    ref    how `p0` names the event (NameRef below).
+//   10     2    extra  for an inline name: its length in bytes; the name's bytes
+//                      follow in `continuation_slots(extra)` Continuation slots.
+//   12     4    loc    location id. Producers write 0; the drainer resolves the
+//                      name (pointer or inline bytes) into a process-wide id.
+//   16     8    p0     name reference: a `ringprof_source_location*`, a
+//                      `const char*` with static storage, or unused.
+//   24     8    p1     kind payload: counter value (IEEE double bits), flow id,
+//                      step number.
+//
+// Ownership: a producer thread writes events only into its own ring; the drainer
+// reads them out, resolves names and rewrites `ts` and `loc` in its own copy. No
+// other party ever sees a ring slot. Variable data never widens an event: a
+// run-time name is split into Continuation slots that travel with the event and
+// are consumed by the drainer, which interns the string once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace ringprof {
+
+enum class EventKind : uint8_t {
+  None = 0,
+  ZoneBegin = 1,     // loc: zone name/site
+  ZoneEnd = 2,       // closes the innermost open zone of the thread
+  Instant = 3,       // loc: name
+  Counter = 4,       // loc: counter track name, p1: double value
+  FlowBegin = 5,     // loc: flow name (0 = "flow"), p1: flow id
+  FlowStep = 6,      // p1: flow id
+  FlowEnd = 7,       // p1: flow id
+  Step = 8,          // p1: step (iteration) number
+  ThreadName = 9,    // inline name; consumed by the drainer (becomes thread metadata)
+  Continuation = 10, // 32 raw bytes of the preceding event's inline name
+};
+inline constexpr uint8_t kEventKindCount = 11;
+
+// How p0 of an event names it.
+enum class NameRef : uint8_t {
+  None = 0,
+  SourceLocation = 1,  // p0 is a `const ringprof_source_location*` (static)
+  StaticString = 2,    // p0 is a `const char*` with static storage duration
+  Inline = 3,          // name bytes follow in Continuation slots (length in `extra`)
+};
+
+struct Event {
+  uint64_t ts;
+  EventKind kind;
+  NameRef ref;
+  uint16_t extra;
+  uint32_t loc;
+  uint64_t p0;
+  uint64_t p1;
+};
+static_assert(sizeof(Event) == 32, "ring slots are exactly 32 bytes");
+static_assert(alignof(Event) == 8);
+
+// Longest inline name; longer run-time names are cut to this many bytes.
+inline constexpr std::size_t kMaxInlineName = 1024;
+
+constexpr uint32_t continuation_slots(std::size_t len) noexcept {
+  return static_cast<uint32_t>((len + sizeof(Event) - 1) / sizeof(Event));
+}
+
+// Kinds whose `loc` names the event in the file.
+constexpr bool kind_has_location(EventKind k) noexcept {
+  return k == EventKind::ZoneBegin || k == EventKind::Instant || k == EventKind::Counter ||
+         k == EventKind::FlowBegin;
+}
+
+// Kinds that carry p1 in the file.
+constexpr bool kind_has_value(EventKind k) noexcept {
+  return k == EventKind::Counter || k == EventKind::FlowBegin || k == EventKind::FlowStep ||
+         k == EventKind::FlowEnd || k == EventKind::Step;
+}
+
+inline uint64_t double_bits(double v) noexcept {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+inline double bits_double(uint64_t b) noexcept {
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+const char* event_kind_name(EventKind k) noexcept;
+
+}  // namespace ringprof

@@ -1,0 +1,113 @@
+// ringprof/ring.h — the per-thread single-producer/single-consumer event ring.
+//
+// Layout: a power-of-two array of 32-byte Event slots plus two monotonically
+// increasing 64-bit positions, `head` (next slot the producer will fill) and
+// `tail` (next slot the drainer will read). Slot i lives at index i & mask.
+// The ring holds head - tail events; it is full when that equals capacity.
+// Positions never wrap in practice (2^64 events).
+//
+// Ownership and memory order:
+//   - `head`, `cached_tail` and `dropped` are written only by the owning thread.
+//     The producer fills slots first, then publishes them with one release
+//     store of `head` (prepare, then release-commit), so a multi-slot record
+//     (an event and its Continuation slots) becomes visible all at once.
+//   - `tail` is written only by the drainer, with a release store after it has
+//     copied the slots out; the producer acquires it only when its cached copy
+//     says the ring is full, so the common path touches no shared cache line.
+//   - A full ring never blocks: the record is dropped and `dropped` counts one
+//     per lost event (an event and its continuations count as one).
+//   - `retired` is set by the owning thread as it exits; the drainer drains
+//     what is left and then releases its reference.
+//   - Lifetime: a ring is shared by its thread and the drainer through `refs`
+//     (starts at 2). Whoever drops the last reference frees it, so neither side
+//     ever touches freed memory, whichever finishes first.
+//
+// The producer and consumer halves sit on separate cache lines.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "ringprof/event.h"
+
+namespace ringprof {
+
+class Ring {
+ public:
+  // capacity_events is rounded up to a power of two, at least 64.
+  static Ring* create(uint32_t capacity_events, uint32_t tid) noexcept;
+  // Drops one reference; frees the ring when it was the last.
+  static void release(Ring* r) noexcept;
+
+  // ---- producer side (owning thread only) ----
+
+  // Reserves `n` consecutive slots; returns the first slot, or nullptr (and
+  // counts one drop) when they do not fit. Call commit(n) after filling them.
+  Event* reserve(uint32_t n) noexcept {
+    const uint64_t h = head_.load(std::memory_order_relaxed);
+    if (h + n - cached_tail_ > capacity_) [[unlikely]] {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (h + n - cached_tail_ > capacity_) {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return nullptr;
+      }
+    }
+    return slots_ + (h & mask_);
+  }
+  // Reserve for records of more than one slot, which may straddle the end of
+  // the array: the caller writes slot k at slot_at(first + k).
+  Event* slot_at(uint64_t pos) noexcept { return slots_ + (pos & mask_); }
+  uint64_t head_position() const noexcept { return head_.load(std::memory_order_relaxed); }
+
+  void commit(uint32_t n) noexcept {
+    head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
+
+  // One-slot write: the hot path of every zone, instant and counter.
+  bool push(const Event& e) noexcept {
+    Event* s = reserve(1);
+    if (!s) return false;
+    *s = e;
+    commit(1);
+    return true;
+  }
+
+  void retire() noexcept { retired_.store(true, std::memory_order_release); }
+
+  // ---- consumer side (drainer only) ----
+
+  // Events ready to read.
+  uint64_t readable() const noexcept {
+    return head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_relaxed);
+  }
+  // Copies up to `max` ready slots into `out` in order and frees them.
+  // Returns the number copied. Never splits a committed multi-slot record
+  // because the producer publishes whole records with one head store.
+  uint64_t drain(Event* out, uint64_t max) noexcept;
+  uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
+  bool retired() const noexcept { return retired_.load(std::memory_order_acquire); }
+  uint32_t capacity() const noexcept { return static_cast<uint32_t>(capacity_); }
+  uint32_t tid() const noexcept { return tid_; }
+
+  // ---- identity (set once at creation, then read-only) ----
+  uint32_t thread_index = 0;  // process-unique index assigned by the recorder
+
+ private:
+  Ring() = default;
+
+  // producer cache line
+  alignas(64) std::atomic<uint64_t> head_{0};
+  uint64_t cached_tail_ = 0;
+  std::atomic<uint64_t> dropped_{0};
+  Event* slots_ = nullptr;
+  uint64_t mask_ = 0;
+  uint64_t capacity_ = 0;
+  // consumer cache line
+  alignas(64) std::atomic<uint64_t> tail_{0};
+  std::atomic<bool> retired_{false};
+  std::atomic<uint32_t> refs_{2};
+  uint32_t tid_ = 0;
+};
+
+}  // namespace ringprof

@@ -1,0 +1,199 @@
+// ringprof/ringprof.h — the public C++ API of ringprof.
+//
+//   ringprof::start();                       // config from RINGPROF_* variables
+//   void forward() { RINGPROF_ZONE("forward"); ... }
+//   RINGPROF_COUNTER("queue_depth", q.size());
+//   ringprof::step();
+//   ringprof::stop();                        // optional: exit() flushes too
+//
+// Every call is a cheap no-op while recording is off. While it is on, an event
+// costs one clock read and one 32-byte store into the calling thread's own
+// ring: no lock, no system call, no allocation (after the thread's first
+// event, which creates its ring), and never an exception.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "ringprof/config.h"
+#include "ringprof/event.h"
+#include "ringprof/ring.h"
+#include "ringprof/ringprof_c.h"
+#include "ringprof/sink.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+#include <time.h>
+
+namespace ringprof {
+
+using SourceLocation = ringprof_source_location;
+
+// Starts recording with the sink `config.sink` names (rolling files by
+// default). Returns false, after one warning, when recording could not start
+// (already on, no memory); the application carries on either way.
+bool start(const Config& config);
+bool start();  // start(config_from_env())
+// Starts recording into a sink of the caller's (tests, benchmarks, embedding).
+bool start(const Config& config, std::shared_ptr<Sink> sink);
+// Drains every ring, writes and seals everything, stops the drainer. Events
+// recorded concurrently with stop() may be lost; events recorded before it
+// returns are all written or counted as dropped.
+void stop();
+// Writes everything recorded so far and makes it visible, then returns.
+void flush();
+bool is_recording() noexcept;
+
+struct RecorderStats {
+  uint64_t events_written = 0;    // handed to the sink and accepted
+  uint64_t dropped_ring = 0;      // lost on full rings
+  uint64_t dropped_io = 0;        // lost with batches the sink could not write
+  uint64_t batches = 0;
+  uint64_t threads_seen = 0;
+  uint64_t rings_live = 0;        // rings not yet reclaimed
+};
+RecorderStats recorder_stats();
+
+// ---- the hot path ----
+
+namespace detail {
+struct ThreadSlot {
+  Ring* ring;
+  uint32_t session;
+};
+extern thread_local ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
+// 0 while recording is off, else the id of the current recording session.
+extern std::atomic<uint32_t> g_session;
+// true when timestamps come from the TSC, false for CLOCK_MONOTONIC.
+extern std::atomic<bool> g_use_tsc;
+
+// Creates and registers the calling thread's ring for `session`. nullptr when
+// that fails (the thread then records nothing and says so once).
+Ring* attach_thread(uint32_t session) noexcept;
+
+inline Ring* current_ring() noexcept {
+  const uint32_t s = g_session.load(std::memory_order_relaxed);
+  if (s == 0) [[unlikely]] return nullptr;
+  if (t_slot.session != s) [[unlikely]] return attach_thread(s);
+  return t_slot.ring;
+}
+
+inline uint64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+inline uint64_t now_ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  if (g_use_tsc.load(std::memory_order_relaxed)) [[likely]] return __rdtsc();
+#endif
+  return monotonic_ns();
+}
+
+inline bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) noexcept {
+  Ring* r = current_ring();
+  if (!r) return false;
+  Event* s = r->reserve(1);
+  if (!s) return false;
+  s->ts = now_ticks();
+  s->kind = kind;
+  s->ref = ref;
+  s->extra = 0;
+  s->loc = 0;
+  s->p0 = p0;
+  s->p1 = p1;
+  r->commit(1);
+  return true;
+}
+
+// An event whose name is copied inline as Continuation slots.
+bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept;
+}  // namespace detail
+
+// Zones. A zone's name must be a SourceLocation with static storage (the
+// macros make one) or a run-time string (copied).
+inline bool zone_begin(const SourceLocation* loc) noexcept {
+  return detail::emit(EventKind::ZoneBegin, NameRef::SourceLocation,
+                      reinterpret_cast<uintptr_t>(loc), 0);
+}
+inline bool zone_begin(std::string_view runtime_name) noexcept {
+  return detail::emit_inline(EventKind::ZoneBegin, runtime_name, 0);
+}
+inline void zone_end() noexcept { detail::emit(EventKind::ZoneEnd, NameRef::None, 0, 0); }
+
+// Ends the zone when it leaves scope; records nothing when recording was off
+// at its start.
+class Zone {
+ public:
+  explicit Zone(const SourceLocation* loc) noexcept : active_(zone_begin(loc)) {}
+  explicit Zone(std::string_view runtime_name) noexcept : active_(zone_begin(runtime_name)) {}
+  ~Zone() {
+    if (active_) zone_end();
+  }
+  Zone(const Zone&) = delete;
+  Zone& operator=(const Zone&) = delete;
+
+ private:
+  bool active_;
+};
+
+// Instant events: a point in time on the calling thread.
+inline void instant(const SourceLocation* loc) noexcept {
+  detail::emit(EventKind::Instant, NameRef::SourceLocation, reinterpret_cast<uintptr_t>(loc), 0);
+}
+inline void instant(std::string_view runtime_name) noexcept {
+  detail::emit_inline(EventKind::Instant, runtime_name, 0);
+}
+
+// Counters: a named numeric track. `static_name` must outlive recording (a
+// string literal); use the string_view overload for names built at run time.
+inline void counter(const char* static_name, double value) noexcept {
+  detail::emit(EventKind::Counter, NameRef::StaticString, reinterpret_cast<uintptr_t>(static_name),
+               double_bits(value));
+}
+inline void counter(std::string_view runtime_name, double value) noexcept {
+  detail::emit_inline(EventKind::Counter, runtime_name, double_bits(value));
+}
+
+// Flows link an event on one thread to events on others (a request handed
+// from a producer to a worker, say). Each lands inside the zone open on its
+// thread at that moment. `static_name` names the arrow ("flow" when null).
+inline void flow_begin(uint64_t id, const char* static_name = nullptr) noexcept {
+  detail::emit(EventKind::FlowBegin, static_name ? NameRef::StaticString : NameRef::None,
+               reinterpret_cast<uintptr_t>(static_name), id);
+}
+inline void flow_step(uint64_t id) noexcept { detail::emit(EventKind::FlowStep, NameRef::None, 0, id); }
+inline void flow_end(uint64_t id) noexcept { detail::emit(EventKind::FlowEnd, NameRef::None, 0, id); }
+
+// Names the calling thread in the trace (the name is copied).
+void set_thread_name(std::string_view name) noexcept;
+
+// Marks an iteration boundary (a training step, a frame). step() numbers
+// steps 0, 1, 2… process-wide; step(n) records the caller's own number.
+uint64_t step() noexcept;
+inline void step(uint64_t number) noexcept { detail::emit(EventKind::Step, NameRef::None, 0, number); }
+
+}  // namespace ringprof
+
+#define RINGPROF_CONCAT_INNER(a, b) a##b
+#define RINGPROF_CONCAT(a, b) RINGPROF_CONCAT_INNER(a, b)
+
+// A zone from here to the end of the scope. `name` must be a string literal.
+#define RINGPROF_ZONE(name)                                                                  \
+  static constexpr ::ringprof::SourceLocation RINGPROF_CONCAT(ringprof_loc_, __LINE__){      \
+      name, __func__, __FILE__, static_cast<uint32_t>(__LINE__)};                            \
+  ::ringprof::Zone RINGPROF_CONCAT(ringprof_zone_, __LINE__)(&RINGPROF_CONCAT(ringprof_loc_, __LINE__))
+
+// An instant event with a literal name, its call site recorded.
+#define RINGPROF_INSTANT(name)                                                               \
+  do {                                                                                       \
+    static constexpr ::ringprof::SourceLocation ringprof_instant_loc{                        \
+        name, __func__, __FILE__, static_cast<uint32_t>(__LINE__)};                          \
+    ::ringprof::instant(&ringprof_instant_loc);                                              \
+  } while (0)
+
+#define RINGPROF_COUNTER(name, value) ::ringprof::counter(name, static_cast<double>(value))

@@ -1,0 +1,61 @@
+/* ringprof/ringprof_c.h — the C API of ringprof, for C programs and for other
+ * languages' bindings. Same capabilities as the C++ API: start/stop/flush,
+ * zones with static or run-time names, instants, counters, flows, thread
+ * names and steps. All calls are no-ops while recording is off. */
+#ifndef RINGPROF_RINGPROF_C_H
+#define RINGPROF_RINGPROF_C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A call site. Must have static storage duration (the macros make one), since
+ * events refer to it by address until the drainer has read them. */
+typedef struct ringprof_source_location {
+  const char* name;
+  const char* function;
+  const char* file;
+  uint32_t line;
+} ringprof_source_location;
+
+/* Start with the RINGPROF_* environment (see the README). Returns 1 when
+ * recording started, 0 otherwise (after one warning). */
+int ringprof_start_from_env(void);
+/* Start with explicit settings; NULL or 0 fields keep their defaults. */
+typedef struct ringprof_c_config {
+  const char* dir;
+  uint64_t max_bytes;
+  uint64_t file_bytes;
+  uint32_t ring_bytes;
+  int zstd_level;
+  const char* sink; /* "file" or "null" */
+} ringprof_c_config;
+int ringprof_start(const ringprof_c_config* config);
+void ringprof_stop(void);
+void ringprof_flush(void);
+int ringprof_is_recording(void);
+
+int ringprof_zone_begin(const ringprof_source_location* loc);
+int ringprof_zone_begin_name(const char* name, size_t len);
+void ringprof_zone_end(void);
+void ringprof_instant(const ringprof_source_location* loc);
+void ringprof_instant_name(const char* name, size_t len);
+void ringprof_counter(const char* static_name, double value);
+void ringprof_counter_name(const char* name, size_t len, double value);
+void ringprof_flow_begin(uint64_t id, const char* static_name);
+void ringprof_flow_step(uint64_t id);
+void ringprof_flow_end(uint64_t id);
+void ringprof_set_thread_name(const char* name);
+uint64_t ringprof_step(void);
+
+#define RINGPROF_C_LOCATION(var, literal_name) \
+  static const ringprof_source_location var = {literal_name, __func__, __FILE__, __LINE__}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGPROF_RINGPROF_C_H */

@@ -1,0 +1,108 @@
+// ringprof/sink.h — what the drainer hands to a sink.
+//
+// The core knows nothing of files, compression or encodings. Its drainer
+// thread collects events from the rings, resolves names into process-wide
+// location ids, converts timestamps to CLOCK_MONOTONIC nanoseconds and passes a
+// Batch to a Sink. Every Sink call happens on the drainer thread, one at a
+// time, so a sink needs no locking of its own for these calls. Everything a
+// Batch points to stays valid only for the duration of the call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ringprof/event.h"
+
+namespace ringprof {
+
+// Which clock produced the raw timestamps.
+enum class ClockSource : uint8_t { Tsc = 1, Monotonic = 2 };
+
+// Maps raw ticks to time. monotonic_ns = monotonic_base_ns +
+// (ticks - tick_base) * 1e9 / ticks_per_second; realtime = monotonic +
+// (realtime_base_ns - monotonic_base_ns). Stored in every file.
+struct ClockCalibration {
+  ClockSource source = ClockSource::Monotonic;
+  double ticks_per_second = 1e9;
+  uint64_t tick_base = 0;
+  uint64_t monotonic_base_ns = 0;
+  uint64_t realtime_base_ns = 0;
+};
+
+// Who is recording. Stored at the start of every file.
+struct SessionInfo {
+  uint32_t pid = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+  uint64_t start_monotonic_ns = 0;
+  uint64_t start_realtime_ns = 0;
+  ClockCalibration clock;
+  std::string ringprof_version;
+};
+
+// What a location id names. Ids are dense, starting at 1; 0 means "no name".
+struct Location {
+  uint32_t id = 0;
+  std::string name;
+  std::string function;  // empty when unknown
+  std::string file;      // empty when unknown
+  uint32_t line = 0;
+};
+
+// A thread as the drainer knows it.
+struct ThreadInfo {
+  uint32_t index = 0;         // process-unique, dense from 1, never reused
+  uint32_t tid = 0;           // the kernel's thread id
+  std::string name;           // current name ("" when unnamed)
+  uint32_t name_version = 0;  // bumped on every rename, so a sink can re-emit
+  uint64_t dropped_ring = 0;  // events dropped on a full ring since the last written batch
+  uint64_t dropped_io = 0;    // events lost with earlier batches the sink failed to write
+};
+
+// A contiguous run of one thread's events inside Batch::events, in the order
+// the thread recorded them.
+struct EventRun {
+  uint32_t thread_index = 0;
+  uint32_t begin = 0;
+  uint32_t count = 0;
+};
+
+struct Batch {
+  uint64_t sequence = 0;              // per process, from 0, one per batch
+  std::span<const Event> events;      // ts in monotonic ns, loc resolved, no Continuation/ThreadName
+  std::span<const EventRun> runs;     // cover `events` exactly
+  std::span<const ThreadInfo> threads;  // every thread named by runs, and every thread with drops
+  std::span<const Location> locations;  // every location known so far; locations[id - 1].id == id
+  uint64_t first_ns = 0;              // earliest and latest event time (0 when empty)
+  uint64_t last_ns = 0;
+};
+
+// Counters a sink keeps about its own trouble, reported by ringprof info.
+struct SinkStats {
+  uint64_t batches_written = 0;
+  uint64_t batches_failed = 0;
+  uint64_t bytes_written = 0;
+  uint64_t files_sealed = 0;
+  uint64_t files_deleted = 0;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Once, before the first write of a recording session.
+  virtual void begin_session(const SessionInfo& session) = 0;
+  // Stores a batch. Returns false when the batch is lost (disk trouble, say);
+  // the drainer then counts its events as dropped and reports them with a
+  // later batch. Must never throw, block for long or abort the process.
+  virtual bool write(const Batch& batch) = 0;
+  // Make what was written so far durable and visible (flush() and stop()).
+  virtual void flush() {}
+  // Once, after the last write: seal and close.
+  virtual void end_session() = 0;
+  virtual SinkStats stats() const { return {}; }
+};
+
+}  // namespace ringprof

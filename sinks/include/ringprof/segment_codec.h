@@ -1,0 +1,92 @@
+// ringprof/segment_codec.h — encode a Batch into a framed segment, and decode
+// it back. The only place that knows the payload layout; the rolling-file
+// sink, the memory sink, the tools and the tests all go through it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ringprof/event.h"
+#include "ringprof/format.h"
+#include "ringprof/sink.h"
+
+namespace ringprof {
+
+// Per-file encoding state: which strings, locations and thread names the
+// current file already holds. Call start_file() for each new file.
+class SegmentEncoder {
+ public:
+  explicit SegmentEncoder(int zstd_level = 3);
+  ~SegmentEncoder();
+  SegmentEncoder(const SegmentEncoder&) = delete;
+  SegmentEncoder& operator=(const SegmentEncoder&) = delete;
+
+  // Forget what the current file holds; the next segment is a file start and
+  // carries `session`.
+  void start_file(const SessionInfo& session);
+  // Appends one frame (header + payload) for `batch` to `out`. Returns the
+  // frame's size. Does not change state until it succeeds; never throws on
+  // well-formed input (out of memory aside).
+  size_t encode(const Batch& batch, std::vector<uint8_t>& out);
+  // Undo the state change of the last encode() (its frame was not stored):
+  // strings, locations and thread names it introduced count as not written.
+  void rollback_last();
+
+ private:
+  struct State;
+  State* state_;
+};
+
+// ---- decoding ----
+
+struct DecodedProcess {
+  uint32_t pid = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+  uint64_t start_monotonic_ns = 0;
+  uint64_t start_realtime_ns = 0;
+  std::string ringprof_version;
+};
+
+struct DecodedThread {
+  uint32_t index = 0;
+  uint32_t tid = 0;
+  std::string name;
+  bool has_name = false;  // this segment (re)states the name
+  uint64_t dropped_ring = 0;
+  uint64_t dropped_io = 0;
+};
+
+struct DecodedEvent {
+  uint64_t ts_ns = 0;       // CLOCK_MONOTONIC ns
+  EventKind kind = EventKind::None;
+  uint32_t thread_index = 0;
+  uint32_t loc = 0;         // 0 when the kind has none
+  uint64_t value = 0;       // p1 (counter double bits, flow id, step number)
+};
+
+struct DecodedSegment {
+  format::FrameHeader header;
+  std::optional<DecodedProcess> process;    // file start only
+  std::optional<ClockCalibration> clock;    // file start only
+  std::vector<std::pair<uint32_t, std::string>> strings;  // (string id, text) new in this file
+  std::vector<Location> locations;          // new in this file; names resolved through strings
+  std::vector<DecodedThread> threads;
+  std::vector<DecodedEvent> events;
+  uint64_t raw_bytes = 0;                   // payload after decompression
+};
+
+// Decodes one frame's payload (the bytes after the header). `strings_so_far`
+// holds the file's string table before this segment (index = string id); the
+// decoder appends this segment's new strings to it and resolves location
+// names through it. Returns false with *error set on a corrupt payload
+// (checksum, decompression, FlatBuffers verification, column lengths).
+bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> payload,
+                    std::vector<std::string>& strings_so_far, DecodedSegment& out,
+                    std::string* error);
+
+}  // namespace ringprof
