@@ -1,0 +1,39 @@
+// start(config): the one place that joins the core's recorder to the sinks
+// ringprof ships, so the core itself never names a file or a codec. Also
+// RINGPROF_AUTOSTART, which needs both.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "ringprof/ringprof.h"
+#include "ringprof/sinks.h"
+
+namespace ringprof {
+
+bool start(const Config& config) {
+  std::shared_ptr<Sink> sink;
+  try {
+    sink = config.sink == "null" ? make_null_sink(config.zstd_level) : make_rolling_file_sink(config);
+  } catch (...) {
+    std::fprintf(stderr, "ringprof: warning: could not create the %s sink; recording stays off\n",
+                 config.sink.c_str());
+    return false;
+  }
+  return start(config, std::move(sink));
+}
+
+bool start() { return start(config_from_env()); }
+
+namespace {
+// RINGPROF_AUTOSTART=1: record from the moment the library loads, so a
+// program is profiled by its environment alone; exit() flushes.
+struct Autostart {
+  Autostart() {
+    const char* v = std::getenv("RINGPROF_AUTOSTART");
+    if (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0)) start();
+  }
+};
+Autostart g_autostart;
+}  // namespace
+
+}  // namespace ringprof
