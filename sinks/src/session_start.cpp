@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ringprof/ringprof.h"
+#include "ringprof/ringprof_c.h"
 #include "ringprof/sinks.h"
 
 namespace ringprof {
@@ -37,3 +38,22 @@ Autostart g_autostart;
 }  // namespace
 
 }  // namespace ringprof
+
+extern "C" {
+
+int ringprof_start_from_env(void) { return ringprof::start() ? 1 : 0; }
+
+int ringprof_start(const ringprof_c_config* c) {
+  ringprof::Config config = ringprof::config_from_env();
+  if (c) {
+    if (c->dir) config.dir = c->dir;
+    if (c->max_bytes) config.max_bytes = c->max_bytes;
+    if (c->file_bytes) config.file_bytes = c->file_bytes;
+    if (c->ring_bytes) config.ring_bytes = c->ring_bytes;
+    if (c->zstd_level) config.zstd_level = c->zstd_level;
+    if (c->sink) config.sink = c->sink;
+  }
+  return ringprof::start(config) ? 1 : 0;
+}
+
+}  // extern "C"

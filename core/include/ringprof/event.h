@@ -40,7 +40,7 @@ enum class EventKind : uint8_t {
   FlowEnd = 7,       // p1: flow id
   Step = 8,          // p1: step (iteration) number
   ThreadName = 9,    // inline name; consumed by the drainer (becomes thread metadata)
-  Continuation = 10, // 32 raw bytes of the preceding event's inline name
+  Continuation = 10, // names the raw name slots after an Inline event; never a slot kind
 };
 inline constexpr uint8_t kEventKindCount = 11;
 

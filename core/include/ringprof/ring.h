@@ -16,6 +16,8 @@
 //     says the ring is full, so the common path touches no shared cache line.
 //   - A full ring never blocks: the record is dropped and `dropped` counts one
 //     per lost event (an event and its continuations count as one).
+//   - Inline names: an event with NameRef::Inline is followed by
+//     continuation_slots(extra) slots of raw name bytes (not Events).
 //   - `retired` is set by the owning thread as it exits; the drainer drains
 //     what is left and then releases its reference.
 //   - Lifetime: a ring is shared by its thread and the drainer through `refs`
@@ -77,21 +79,29 @@ class Ring {
 
   // ---- consumer side (drainer only) ----
 
-  // Events ready to read.
+  // Slots ready to read. Always whole records: the producer publishes an
+  // event and its continuation slots with one head store.
   uint64_t readable() const noexcept {
     return head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_relaxed);
   }
-  // Copies up to `max` ready slots into `out` in order and frees them.
-  // Returns the number copied. Never splits a committed multi-slot record
-  // because the producer publishes whole records with one head store.
-  uint64_t drain(Event* out, uint64_t max) noexcept;
+  // The slot `offset` places past the read position (offset < readable()).
+  const Event& peek(uint64_t offset) const noexcept {
+    return slots_[(tail_.load(std::memory_order_relaxed) + offset) & mask_];
+  }
+  // Frees `n` slots for the producer.
+  void consume(uint64_t n) noexcept {
+    tail_.store(tail_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
   uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   bool retired() const noexcept { return retired_.load(std::memory_order_acquire); }
   uint32_t capacity() const noexcept { return static_cast<uint32_t>(capacity_); }
   uint32_t tid() const noexcept { return tid_; }
 
-  // ---- identity (set once at creation, then read-only) ----
+  // ---- identity (set by the owning thread before the ring is registered,
+  // read-only afterwards) ----
   uint32_t thread_index = 0;  // process-unique index assigned by the recorder
+  uint32_t session = 0;       // the recording session the ring belongs to
+  char initial_name[16] = {}; // the thread's name when the ring was created
 
  private:
   Ring() = default;

@@ -1,0 +1,35 @@
+// The C API: thin wrappers over the C++ API, with the same guarantees.
+#include <cstring>
+
+#include "ringprof/ringprof.h"
+#include "ringprof/ringprof_c.h"
+
+extern "C" {
+
+// ringprof_start() and ringprof_start_from_env() live beside start(config)
+// in sinks/src/session_start.cpp: they pick a sink.
+
+void ringprof_stop(void) { ringprof::stop(); }
+void ringprof_flush(void) { ringprof::flush(); }
+int ringprof_is_recording(void) { return ringprof::is_recording() ? 1 : 0; }
+
+int ringprof_zone_begin(const ringprof_source_location* loc) { return ringprof::zone_begin(loc) ? 1 : 0; }
+int ringprof_zone_begin_name(const char* name, size_t len) {
+  return ringprof::zone_begin(std::string_view(name ? name : "", name ? len : 0)) ? 1 : 0;
+}
+void ringprof_zone_end(void) { ringprof::zone_end(); }
+void ringprof_instant(const ringprof_source_location* loc) { ringprof::instant(loc); }
+void ringprof_instant_name(const char* name, size_t len) {
+  ringprof::instant(std::string_view(name ? name : "", name ? len : 0));
+}
+void ringprof_counter(const char* static_name, double value) { ringprof::counter(static_name, value); }
+void ringprof_counter_name(const char* name, size_t len, double value) {
+  ringprof::counter(std::string_view(name ? name : "", name ? len : 0), value);
+}
+void ringprof_flow_begin(uint64_t id, const char* static_name) { ringprof::flow_begin(id, static_name); }
+void ringprof_flow_step(uint64_t id) { ringprof::flow_step(id); }
+void ringprof_flow_end(uint64_t id) { ringprof::flow_end(id); }
+void ringprof_set_thread_name(const char* name) { ringprof::set_thread_name(name ? name : ""); }
+uint64_t ringprof_step(void) { return ringprof::step(); }
+
+}  // extern "C"

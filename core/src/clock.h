@@ -1,0 +1,44 @@
+// Timestamps: the invariant TSC where the CPU has one, CLOCK_MONOTONIC
+// otherwise. The recording path stores raw ticks; the drainer turns them into
+// CLOCK_MONOTONIC nanoseconds with a rate it keeps refining against the
+// kernel clock, so the absolute error stays near one clock_gettime jitter
+// however long the process runs.
+#pragma once
+
+#include <cstdint>
+
+#include "ringprof/config.h"
+#include "ringprof/sink.h"
+
+namespace ringprof {
+
+// True when CPUID says the TSC runs at a constant rate in every C/P-state.
+bool cpu_has_invariant_tsc() noexcept;
+
+uint64_t monotonic_now_ns() noexcept;
+uint64_t realtime_now_ns() noexcept;
+
+// Picks the clock source for `choice` (Auto: TSC when invariant).
+ClockSource choose_clock(ClockChoice choice) noexcept;
+
+// Ticks → CLOCK_MONOTONIC ns. Owned by the drainer thread.
+class TickConverter {
+ public:
+  // Measures a first rate (about 2 ms of wall time for the TSC).
+  explicit TickConverter(ClockSource source);
+  // Re-measures the rate over the whole time since construction.
+  void refine() noexcept;
+  uint64_t to_ns(uint64_t ticks) const noexcept;
+  ClockCalibration calibration() const noexcept;
+  uint64_t read_ticks() const noexcept;
+
+ private:
+  ClockSource source_;
+  uint64_t tick_base_ = 0;
+  uint64_t mono_base_ = 0;
+  uint64_t real_base_ = 0;
+  uint64_t mult_ = 1ull << 32;  // ns per tick, 32.32 fixed point
+  double ticks_per_second_ = 1e9;
+};
+
+}  // namespace ringprof

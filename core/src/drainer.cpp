@@ -1,0 +1,310 @@
+#include "drainer.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <concurrentqueue/concurrentqueue.h>
+#include <cstdio>
+#include <fstream>
+
+#include "process_info.h"
+
+namespace ringprof {
+
+namespace {
+// Immortal: threads may register a ring while the process exits, after
+// function-local statics would have been destroyed.
+moodycamel::ConcurrentQueue<Ring*>& new_rings() {
+  static auto* q = new moodycamel::ConcurrentQueue<Ring*>();
+  return *q;
+}
+}  // namespace
+
+void enqueue_new_ring(Ring* ring) noexcept {
+  if (!new_rings().enqueue(ring)) {
+    // Out of memory for the queue node: the drainer will never see this ring,
+    // so drop its reference here; the thread records into a ring nobody reads.
+    Ring::release(ring);
+  }
+}
+
+bool dequeue_new_ring(Ring** ring) noexcept { return new_rings().try_dequeue(*ring); }
+
+Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock)
+    : config_(config), sink_(std::move(sink)), session_(session), clock_(clock) {
+  events_.reserve(std::max<uint32_t>(config_.batch_events, 1024));
+}
+
+Drainer::~Drainer() {
+  if (thread_.joinable()) stop();
+}
+
+bool Drainer::start() {
+  // The drainer thread blocks every signal: the application's handlers run on
+  // its own threads, and SIGXFSZ turns into EFBIG that the sink handles.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return false;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return true;
+}
+
+void Drainer::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_requested_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Drainer::flush() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!thread_.joinable() || stop_requested_) return;
+  const uint64_t ticket = ++flush_requested_;
+  wake_.notify_all();
+  // Bounded wait: a sink stuck on a dead disk must not hang the application.
+  flushed_.wait_for(lock, std::chrono::seconds(10), [&] { return flush_done_ >= ticket; });
+}
+
+RecorderStats Drainer::stats() const {
+  RecorderStats s;
+  s.events_written = events_written_.load(std::memory_order_relaxed);
+  s.dropped_ring = dropped_ring_.load(std::memory_order_relaxed);
+  s.dropped_io = dropped_io_.load(std::memory_order_relaxed);
+  s.batches = batches_.load(std::memory_order_relaxed);
+  s.threads_seen = threads_seen_.load(std::memory_order_relaxed);
+  s.rings_live = rings_live_.load(std::memory_order_relaxed);
+  return s;
+}
+
+SessionInfo Drainer::session_info() const {
+  SessionInfo s;
+  s.pid = static_cast<uint32_t>(getpid());
+  s.hostname = host_name();
+  s.command_line = command_line();
+  s.start_monotonic_ns = monotonic_now_ns();
+  s.start_realtime_ns = realtime_now_ns();
+  s.clock = clock_.calibration();
+  s.ringprof_version = RINGPROF_VERSION;
+  return s;
+}
+
+void Drainer::run() {
+  prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
+  sink_->begin_session(session_info());
+  uint64_t last_refine = monotonic_now_ns();
+  bool hot = false;
+  for (;;) {
+    bool stopping;
+    uint64_t flush_ticket;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto wait = std::chrono::milliseconds(hot ? 1 : config_.drain_interval_ms);
+      wake_.wait_for(lock, wait, [&] { return stop_requested_ || flush_requested_ > flush_done_; });
+      stopping = stop_requested_;
+      flush_ticket = flush_requested_;
+    }
+    adopt_new_rings();
+    hot = drain_all();
+    const uint64_t now = monotonic_now_ns();
+    const bool aged = !events_.empty() &&
+                      now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
+    const bool flushing = flush_ticket > flush_done_;
+    if (aged || flushing || stopping) emit_batch();
+    reclaim_rings(false);
+    if (now - last_refine > 1000000000ull) {
+      clock_.refine();
+      last_refine = now;
+    }
+    if (flushing) {
+      sink_->flush();
+      std::lock_guard<std::mutex> lock(mutex_);
+      flush_done_ = flush_ticket;
+      flushed_.notify_all();
+    }
+    if (stopping) break;
+  }
+  // Final pass: anything committed before stop() is in the rings now.
+  adopt_new_rings();
+  drain_all();
+  emit_batch();
+  sink_->end_session();
+  reclaim_rings(true);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flush_done_ = flush_requested_;
+  }
+  flushed_.notify_all();
+}
+
+void Drainer::adopt_new_rings() {
+  Ring* r = nullptr;
+  while (dequeue_new_ring(&r)) {
+    if (r->session != session_) {
+      // Registered for an earlier session that ended before we saw it.
+      Ring::release(r);
+      continue;
+    }
+    ThreadState& t = threads_[r->thread_index];
+    t.ring = r;
+    t.info.index = r->thread_index;
+    t.info.tid = r->tid();
+    t.info.name.assign(r->initial_name, strnlen(r->initial_name, sizeof r->initial_name));
+    t.info.name_version = 1;
+    threads_seen_.fetch_add(1, std::memory_order_relaxed);
+    rings_live_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+bool Drainer::drain_all() {
+  bool hot = false;
+  for (auto& [index, t] : threads_) {
+    if (!t.ring) continue;
+    const uint64_t ready = t.ring->readable();
+    if (ready * 100 >= uint64_t{t.ring->capacity()} * config_.ring_drain_percent) hot = true;
+    drain_ring(t);
+    account_drops(t);
+  }
+  return hot;
+}
+
+void Drainer::account_drops(ThreadState& t) {
+  const uint64_t d = t.ring->dropped();
+  if (d != t.ring_dropped_seen) {
+    t.info.dropped_ring += d - t.ring_dropped_seen;
+    dropped_ring_.fetch_add(d - t.ring_dropped_seen, std::memory_order_relaxed);
+    t.ring_dropped_seen = d;
+  }
+}
+
+void Drainer::drain_ring(ThreadState& t) {
+  Ring* r = t.ring;
+  const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
+  for (;;) {
+    const uint64_t ready = r->readable();
+    if (ready == 0) return;
+    if (events_.size() >= cap) emit_batch();
+    if (events_.empty()) batch_started_mono_ = monotonic_now_ns();
+    if (runs_.empty() || runs_.back().thread_index != t.info.index) {
+      runs_.push_back(EventRun{t.info.index, static_cast<uint32_t>(events_.size()), 0});
+    }
+    EventRun& run = runs_.back();
+    t.in_batch = true;
+    uint64_t i = 0;
+    while (i < ready && events_.size() < cap) {
+      const Event& e = r->peek(i);
+      const uint64_t extra = e.ref == NameRef::Inline ? continuation_slots(e.extra) : 0;
+      if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
+      Event out = e;
+      out.ts = clock_.to_ns(e.ts);
+      switch (e.ref) {
+        case NameRef::SourceLocation:
+          out.loc = locations_.for_source(reinterpret_cast<const ringprof_source_location*>(e.p0));
+          break;
+        case NameRef::StaticString:
+          out.loc = locations_.for_static_string(reinterpret_cast<const char*>(e.p0));
+          break;
+        case NameRef::Inline: {
+          name_buffer_.clear();
+          for (uint64_t k = 0; k < extra; ++k) {
+            const char* bytes = reinterpret_cast<const char*>(&r->peek(i + 1 + k));
+            const size_t take = std::min<size_t>(sizeof(Event), e.extra - k * sizeof(Event));
+            name_buffer_.append(bytes, take);
+          }
+          if (e.kind == EventKind::ThreadName) {
+            t.info.name = name_buffer_;
+            ++t.info.name_version;
+          } else {
+            out.loc = locations_.for_runtime_name(name_buffer_);
+          }
+          break;
+        }
+        default:
+          out.loc = 0;
+          break;
+      }
+      out.ref = NameRef::None;
+      out.extra = 0;
+      out.p0 = 0;
+      i += 1 + extra;
+      const auto k = static_cast<uint8_t>(e.kind);
+      if (k == 0 || k > static_cast<uint8_t>(EventKind::Step)) continue;  // not an event for the file
+      events_.push_back(out);
+      ++run.count;
+      batch_first_ns_ = std::min(batch_first_ns_, out.ts);
+      batch_last_ns_ = std::max(batch_last_ns_, out.ts);
+    }
+    r->consume(i);
+    if (run.count == 0) runs_.pop_back();
+  }
+}
+
+void Drainer::emit_batch() {
+  batch_threads_.clear();
+  for (auto& [index, t] : threads_) {
+    if (t.in_batch || t.info.dropped_ring || t.info.dropped_io) batch_threads_.push_back(t.info);
+  }
+  if (events_.empty() && batch_threads_.empty()) return;
+  std::sort(batch_threads_.begin(), batch_threads_.end(),
+            [](const ThreadInfo& a, const ThreadInfo& b) { return a.index < b.index; });
+  Batch b;
+  b.sequence = sequence_++;
+  b.events = events_;
+  b.runs = runs_;
+  b.threads = batch_threads_;
+  b.locations = locations_.all();
+  b.first_ns = events_.empty() ? 0 : batch_first_ns_;
+  b.last_ns = events_.empty() ? 0 : batch_last_ns_;
+  const bool ok = sink_->write(b);
+  if (ok) {
+    events_written_.fetch_add(events_.size(), std::memory_order_relaxed);
+    for (const ThreadInfo& reported : batch_threads_) {
+      ThreadState& t = threads_[reported.index];
+      t.info.dropped_ring -= reported.dropped_ring;
+      t.info.dropped_io -= reported.dropped_io;
+    }
+  } else {
+    // The batch is gone: its events count as dropped, reported with a later batch.
+    dropped_io_.fetch_add(events_.size(), std::memory_order_relaxed);
+    for (const EventRun& run : runs_) threads_[run.thread_index].info.dropped_io += run.count;
+  }
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  for (auto& [index, t] : threads_) t.in_batch = false;
+  events_.clear();
+  runs_.clear();
+  batch_first_ns_ = ~0ull;
+  batch_last_ns_ = 0;
+}
+
+void Drainer::reclaim_rings(bool all) {
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    ThreadState& t = it->second;
+    // A retired thread has made its last commit and its last drop before
+    // setting the flag, so one more drain and drop count after seeing it
+    // (acquire) leave nothing behind.
+    if (t.ring && (all || t.ring->retired())) {
+      drain_ring(t);
+      account_drops(t);
+      Ring::release(t.ring);
+      t.ring = nullptr;
+      rings_live_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (!t.ring && !t.in_batch && t.info.dropped_ring == 0 && t.info.dropped_io == 0)
+      it = threads_.erase(it);
+    else
+      ++it;
+  }
+}
+
+}  // namespace ringprof

@@ -1,0 +1,100 @@
+// The drainer: one background thread per process that empties every ring,
+// names events, converts timestamps and hands batches to the sink.
+//
+// It is the only consumer of every ring. It looks at the rings every
+// drain_interval_ms (after 1 ms when it last found a ring past the fill
+// threshold), copies whatever is ready into the current batch and frees the
+// slots at once, and hands the batch to the sink when it holds batch_events
+// events, when its oldest event has waited flush_interval_ms, or on flush()
+// and stop(). It never blocks a recording thread: producers never wait for it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "clock.h"
+#include "location_registry.h"
+#include "ringprof/config.h"
+#include "ringprof/ring.h"
+#include "ringprof/ringprof.h"
+#include "ringprof/sink.h"
+
+namespace ringprof {
+
+class Drainer {
+ public:
+  Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock);
+  ~Drainer();
+
+  // Starts the thread. False when the thread could not be created.
+  bool start();
+  // Drains and writes everything, ends the sink's session, joins the thread.
+  void stop();
+  // Drains and writes everything recorded so far, waits until the sink has it.
+  void flush();
+
+  RecorderStats stats() const;
+
+ private:
+  struct ThreadState {
+    Ring* ring = nullptr;  // our reference; null once reclaimed
+    ThreadInfo info;
+    uint64_t ring_dropped_seen = 0;
+    bool in_batch = false;
+  };
+
+  void run();
+  void adopt_new_rings();
+  bool drain_all();  // true when some ring was past the fill threshold
+  void drain_ring(ThreadState& t);
+  void account_drops(ThreadState& t);
+  void emit_batch();
+  void reclaim_rings(bool all);
+  SessionInfo session_info() const;
+
+  Config config_;
+  std::shared_ptr<Sink> sink_;
+  uint32_t session_;
+  TickConverter clock_;
+  LocationRegistry locations_;
+  std::unordered_map<uint32_t, ThreadState> threads_;  // by thread index
+
+  // The current batch.
+  std::vector<Event> events_;
+  std::vector<EventRun> runs_;
+  std::vector<ThreadInfo> batch_threads_;
+  uint64_t batch_first_ns_ = ~0ull;
+  uint64_t batch_last_ns_ = 0;
+  uint64_t batch_started_mono_ = 0;  // when the oldest event of the batch was drained
+  uint64_t sequence_ = 0;
+  std::string name_buffer_;
+
+  // Control (stop/flush callers ↔ drainer thread); never touched by producers.
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable flushed_;
+  bool stop_requested_ = false;
+  uint64_t flush_requested_ = 0;
+  uint64_t flush_done_ = 0;
+
+  std::atomic<uint64_t> events_written_{0};
+  std::atomic<uint64_t> dropped_ring_{0};
+  std::atomic<uint64_t> dropped_io_{0};
+  std::atomic<uint64_t> batches_{0};
+  std::atomic<uint64_t> threads_seen_{0};
+  std::atomic<uint64_t> rings_live_{0};
+};
+
+// The queue through which a thread's new ring reaches the drainer.
+void enqueue_new_ring(Ring* ring) noexcept;
+bool dequeue_new_ring(Ring** ring) noexcept;
+
+}  // namespace ringprof

@@ -1,0 +1,217 @@
+// Recorder state: the session switch every event checks, each thread's ring,
+// and start/stop/flush. Control calls serialise on one mutex; the recording
+// path never takes it.
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "clock.h"
+#include "drainer.h"
+#include "ringprof/ringprof.h"
+
+namespace ringprof {
+namespace detail {
+
+thread_local ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {nullptr, 0};
+constinit std::atomic<uint32_t> g_session{0};
+constinit std::atomic<bool> g_use_tsc{false};
+
+}  // namespace detail
+
+namespace {
+
+struct RecorderState {
+  std::mutex control;
+  Drainer* drainer = nullptr;
+  uint32_t last_session = 0;
+  bool exit_hook_installed = false;
+  RecorderStats last_stats;  // of the most recent session, after stop()
+};
+
+// Immortal, and re-created fresh in a forked child, where the parent's mutex
+// may have been held by a thread that does not exist there.
+RecorderState* g_state = nullptr;
+std::once_flag g_state_once;
+
+RecorderState& state() {
+  std::call_once(g_state_once, [] { g_state = new RecorderState(); });
+  return *g_state;
+}
+
+constinit std::atomic<uint32_t> g_ring_capacity{16384};
+constinit std::atomic<uint32_t> g_next_thread_index{1};
+constinit std::atomic<uint64_t> g_step_counter{0};
+constinit std::atomic<bool> g_warned_ring_alloc{false};
+thread_local bool t_exiting = false;
+
+// Retires the thread's ring when the thread ends, so the drainer can read
+// what is left and reclaim it.
+struct ThreadExitHook {
+  ~ThreadExitHook() {
+    t_exiting = true;
+    if (detail::t_slot.ring) {
+      detail::t_slot.ring->retire();
+      Ring::release(detail::t_slot.ring);
+      detail::t_slot.ring = nullptr;
+    }
+    detail::t_slot.session = 0;
+  }
+};
+thread_local ThreadExitHook t_exit_hook;
+
+void exit_handler() {
+  RecorderState& s = state();
+  bool flush;
+  {
+    std::lock_guard<std::mutex> lock(s.control);
+    flush = s.drainer != nullptr;
+  }
+  if (flush) stop();
+}
+
+void fork_child() {
+  // The child has no drainer thread: recording is off there until the child
+  // calls start() itself, which then writes files under its own pid.
+  detail::g_session.store(0, std::memory_order_relaxed);
+  g_state = new RecorderState();  // the parent's copy is abandoned, never unlocked
+  g_state->exit_hook_installed = true;
+}
+
+}  // namespace
+
+namespace detail {
+
+Ring* attach_thread(uint32_t session) noexcept {
+  if (t_exiting) return nullptr;
+  ThreadSlot& slot = t_slot;
+  if (slot.ring) {  // a ring of an earlier session
+    slot.ring->retire();
+    Ring::release(slot.ring);
+    slot.ring = nullptr;
+  }
+  slot.session = session;  // also on failure: do not retry on every event
+  (void)&t_exit_hook;      // constructs the exit hook for this thread
+  const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  Ring* r = Ring::create(g_ring_capacity.load(std::memory_order_relaxed), tid);
+  if (!r) {
+    if (!g_warned_ring_alloc.exchange(true))
+      std::fprintf(stderr, "ringprof: warning: no memory for a thread's event ring; that thread records nothing\n");
+    return nullptr;
+  }
+  r->thread_index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
+  r->session = session;
+  prctl(PR_GET_NAME, r->initial_name, 0, 0, 0);
+  r->initial_name[sizeof r->initial_name - 1] = '\0';
+  slot.ring = r;
+  enqueue_new_ring(r);
+  return r;
+}
+
+bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
+  Ring* r = current_ring();
+  if (!r) return false;
+  const size_t len = name.size() < kMaxInlineName ? name.size() : kMaxInlineName;
+  const uint32_t extra = continuation_slots(len);
+  const uint64_t first = r->head_position();
+  Event* s = r->reserve(1 + extra);
+  if (!s) return false;
+  s->ts = now_ticks();
+  s->kind = kind;
+  s->ref = NameRef::Inline;
+  s->extra = static_cast<uint16_t>(len);
+  s->loc = 0;
+  s->p0 = 0;
+  s->p1 = p1;
+  for (uint32_t k = 0; k < extra; ++k) {
+    Event* c = r->slot_at(first + 1 + k);
+    const size_t off = size_t{k} * sizeof(Event);
+    const size_t take = len - off < sizeof(Event) ? len - off : sizeof(Event);
+    std::memcpy(c, name.data() + off, take);
+  }
+  r->commit(1 + extra);
+  return true;
+}
+
+}  // namespace detail
+
+void set_thread_name(std::string_view name) noexcept {
+  detail::emit_inline(EventKind::ThreadName, name, 0);
+}
+
+uint64_t step() noexcept {
+  const uint64_t n = g_step_counter.fetch_add(1, std::memory_order_relaxed);
+  detail::emit(EventKind::Step, NameRef::None, 0, n);
+  return n;
+}
+
+bool start(const Config& config, std::shared_ptr<Sink> sink) {
+  RecorderState& s = state();
+  std::lock_guard<std::mutex> lock(s.control);
+  if (s.drainer) {
+    std::fprintf(stderr, "ringprof: warning: start() while already recording; ignored\n");
+    return false;
+  }
+  if (!sink) {
+    std::fprintf(stderr, "ringprof: warning: start() without a sink; recording stays off\n");
+    return false;
+  }
+  if (!s.exit_hook_installed) {
+    static std::once_flag atfork_once;
+    std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, fork_child); });
+    std::atexit(exit_handler);
+    s.exit_hook_installed = true;
+  }
+  const ClockSource source = choose_clock(config.clock);
+  if (config.clock == ClockChoice::Tsc && source != ClockSource::Tsc)
+    std::fprintf(stderr, "ringprof: warning: RINGPROF_CLOCK=tsc but this CPU has no invariant TSC; using CLOCK_MONOTONIC\n");
+  detail::g_use_tsc.store(source == ClockSource::Tsc, std::memory_order_relaxed);
+  g_ring_capacity.store(config.ring_bytes / sizeof(Event), std::memory_order_relaxed);
+  const uint32_t session = ++s.last_session;
+  Drainer* d = nullptr;
+  try {
+    d = new Drainer(config, std::move(sink), session, source);
+  } catch (...) {
+    std::fprintf(stderr, "ringprof: warning: could not start recording (out of memory)\n");
+    return false;
+  }
+  if (!d->start()) {
+    delete d;
+    std::fprintf(stderr, "ringprof: warning: could not start the drainer thread; recording stays off\n");
+    return false;
+  }
+  s.drainer = d;
+  detail::g_session.store(session, std::memory_order_release);
+  return true;
+}
+
+void stop() {
+  RecorderState& s = state();
+  std::lock_guard<std::mutex> lock(s.control);
+  if (!s.drainer) return;
+  detail::g_session.store(0, std::memory_order_release);
+  s.drainer->stop();
+  s.last_stats = s.drainer->stats();
+  delete s.drainer;
+  s.drainer = nullptr;
+}
+
+void flush() {
+  RecorderState& s = state();
+  std::lock_guard<std::mutex> lock(s.control);
+  if (s.drainer) s.drainer->flush();
+}
+
+bool is_recording() noexcept { return detail::g_session.load(std::memory_order_relaxed) != 0; }
+
+RecorderStats recorder_stats() {
+  RecorderState& s = state();
+  std::lock_guard<std::mutex> lock(s.control);
+  return s.drainer ? s.drainer->stats() : s.last_stats;
+}
+
+}  // namespace ringprof
