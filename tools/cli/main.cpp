@@ -1,0 +1,190 @@
+// ringprof — the command-line front over the tools library. It parses
+// arguments, calls the library, prints problems one per line and picks the
+// exit status: 0 all good, 1 usage error, 2 input damaged (something skipped)
+// or output not written.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ringprof/chrome_trace.h"
+#include "ringprof/op_table.h"
+#include "ringprof/output_file.h"
+#include "ringprof/time_window.h"
+#include "ringprof/trace_info.h"
+#include "ringprof/trace_reader.h"
+
+namespace {
+
+using namespace ringprof;
+
+constexpr int kExitUsage = 1;
+constexpr int kExitDamaged = 2;
+
+const char* const kUsage =
+    "usage: ringprof <command> [options] PATH...\n"
+    "PATH is a ringprof file (*.rpf, *.rpf.part) or a directory holding them.\n"
+    "\n"
+    "commands:\n"
+    "  info PATH...                      files, processes, threads, time range, events, drops, damage\n"
+    "  convert PATH... -o OUT            Chrome trace JSON (OUT ending in .gz is gzip; '-' is stdout)\n"
+    "  table PATH...                     per-name zone totals (calls, total, self, avg, min, max)\n"
+    "\n"
+    "time windows (convert, table): --from D, --to D (from the trace start), --last D (back from its end)\n"
+    "  D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
+    "table options: --sort name|calls|total|self|avg|min|max (default total), --top N,\n"
+    "  --thread NAME_OR_TID, --format text|csv\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "ringprof: %s\n%s", message.c_str(), kUsage);
+  return kExitUsage;
+}
+
+struct Args {
+  std::string command;
+  std::vector<std::string> paths;
+  std::string output;
+  WindowSpec window;
+  std::string sort = "total";
+  std::optional<size_t> top;
+  std::string thread;
+  std::string format = "text";
+};
+
+// Parses argv into Args; an error message when malformed.
+std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
+  a.command = argv[1];
+  const bool windowed = a.command == "convert" || a.command == "table";
+  const bool is_table = a.command == "table";
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string* out) -> std::optional<std::string> {
+      if (i + 1 >= argc) return arg + " needs a value";
+      *out = argv[++i];
+      return std::nullopt;
+    };
+    auto duration = [&](std::optional<uint64_t>* out) -> std::optional<std::string> {
+      std::string text;
+      if (auto err = value(&text)) return err;
+      *out = parse_duration_ns(text);
+      if (!*out) return "bad duration for " + arg + ": '" + text + "' (try 500ms, 2.5s, 1m)";
+      return std::nullopt;
+    };
+    std::optional<std::string> err;
+    if (arg == "--") {
+      for (++i; i < argc; ++i) a.paths.push_back(argv[i]);
+    } else if (arg == "-o" && a.command == "convert") {
+      err = value(&a.output);
+    } else if (arg == "--from" && windowed) {
+      err = duration(&a.window.from_ns);
+    } else if (arg == "--to" && windowed) {
+      err = duration(&a.window.to_ns);
+    } else if (arg == "--last" && windowed) {
+      err = duration(&a.window.last_ns);
+    } else if (arg == "--sort" && is_table) {
+      err = value(&a.sort);
+    } else if (arg == "--top" && is_table) {
+      std::string text;
+      err = value(&text);
+      if (!err) {
+        if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+          return "bad --top value: '" + text + "'";
+        a.top = std::stoul(text);
+      }
+    } else if (arg == "--thread" && is_table) {
+      err = value(&a.thread);
+    } else if (arg == "--format" && is_table) {
+      err = value(&a.format);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return "unknown option for " + a.command + ": " + arg;
+    } else {
+      a.paths.push_back(arg);
+    }
+    if (err) return err;
+  }
+  if (a.paths.empty()) return a.command + ": no input PATH given";
+  if (a.window.last_ns && (a.window.from_ns || a.window.to_ns)) return "--last cannot be combined with --from/--to";
+  if (a.window.from_ns && a.window.to_ns && *a.window.to_ns < *a.window.from_ns) return "--to is before --from";
+  if (a.command == "convert" && a.output.empty()) return "convert needs -o OUT";
+  if (is_table && !parse_table_column(a.sort)) return "bad --sort column: '" + a.sort + "'";
+  if (is_table && a.format != "text" && a.format != "csv") return "bad --format: '" + a.format + "'";
+  return std::nullopt;
+}
+
+// Prints every problem the reader found; the exit status they imply.
+int report_problems(const TraceReader& reader) {
+  for (const Problem& p : reader.problems()) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
+  return reader.has_problems() ? kExitDamaged : 0;
+}
+
+void report_zone_notes(uint64_t unmatched, uint64_t unterminated) {
+  if (unmatched)
+    std::fprintf(stderr, "ringprof: note: %llu zone ends without a begin skipped (begin in a deleted file or lost)\n",
+                 static_cast<unsigned long long>(unmatched));
+  if (unterminated)
+    std::fprintf(stderr, "ringprof: note: %llu zones still open at the end, closed at their thread's last event\n",
+                 static_cast<unsigned long long>(unterminated));
+}
+
+int run_info(const Args& a) {
+  TraceReader reader(a.paths);
+  const TraceInfo info = collect_info(reader);
+  std::fputs(format_info(info).c_str(), stdout);
+  std::fflush(stdout);
+  return report_problems(reader);
+}
+
+int run_convert(const Args& a) {
+  TraceReader reader(a.paths);
+  ChromeTraceOptions options;
+  options.window = a.window;
+  ChromeTraceStats stats;
+  std::string error;
+  const bool written = write_chrome_trace_file(reader, options, a.output, &stats, &error);
+  int status = report_problems(reader);
+  report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones);
+  if (!written) {
+    std::fprintf(stderr, "ringprof: %s\n", error.c_str());
+    status = kExitDamaged;
+  }
+  return status;
+}
+
+int run_table(const Args& a) {
+  TraceReader reader(a.paths);
+  TableOptions options;
+  options.window = a.window;
+  options.sort = *parse_table_column(a.sort);
+  options.top = a.top.value_or(0);
+  options.thread = a.thread;
+  const TableResult table = compute_table(reader, options);
+  std::fputs(format_table(table, a.format == "csv" ? TableFormat::Csv : TableFormat::Text).c_str(), stdout);
+  std::fflush(stdout);
+  return report_problems(reader);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage_error("no command given");
+  const std::string command = argv[1];
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command != "info" && command != "convert" && command != "table")
+    return usage_error("unknown command '" + command + "'");
+  Args args;
+  if (auto err = parse_args(argc, argv, args)) return usage_error(*err);
+  try {
+    if (command == "info") return run_info(args);
+    if (command == "convert") return run_convert(args);
+    return run_table(args);
+  } catch (const std::exception& e) {
+    // Out of memory or a library bug: still one line and a status, not an abort.
+    std::fprintf(stderr, "ringprof: %s\n", e.what());
+    return kExitDamaged;
+  }
+}

@@ -1,0 +1,65 @@
+// ringprof/op_table.h — per-name zone aggregates, in the manner of
+// torch.profiler's key_averages().table().
+//
+// For every zone name: calls, total (inclusive) time, self time (total minus
+// the time of its direct child zones), average, min and max of the inclusive
+// time, and two percentages over the sum of all self times (self % adds up to
+// 100; total % is the same denominator, as torch computes it). Zones still
+// open at the end count to their thread's last timestamp, as in convert.
+// Nothing but the open-zone stacks and one row per distinct name is kept.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ringprof/time_window.h"
+#include "ringprof/trace_reader.h"
+
+namespace ringprof {
+
+enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max };
+// "name", "calls", "total", "self", "avg", "min", "max".
+std::optional<TableColumn> parse_table_column(const std::string& text);
+
+struct TableOptions {
+  WindowSpec window;                 // zones overlapping it count whole
+  TableColumn sort = TableColumn::Total;  // descending, except Name (ascending)
+  size_t top = 0;                    // 0: every row
+  std::string thread;                // "" all; else a thread name, or a kernel tid in decimal
+};
+
+struct TableRow {
+  std::string name;
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t self_ns = 0;
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
+};
+
+struct TableResult {
+  std::vector<TableRow> rows;        // sorted, cut to `top`
+  uint64_t sum_self_ns = 0;          // over every row, before the cut: the % denominator
+  uint64_t zones = 0;                // zones counted
+  uint64_t unmatched_zone_ends = 0;
+  uint64_t unterminated_zones = 0;
+};
+
+TableResult compute_table(TraceReader& reader, const TableOptions& options);
+
+// Sorts rows in place by `column` (ties broken by name, so output is stable).
+void sort_table_rows(std::vector<TableRow>& rows, TableColumn column);
+
+// `part` as a percentage of `whole` with two decimals ("12.34"); "0.00" when
+// whole is 0.
+std::string format_percent(uint64_t part, uint64_t whole);
+
+enum class TableFormat { Text, Csv };
+// Text: aligned columns, times in microseconds with three decimals, a total
+// line below. CSV: a header row and one row per name, same units.
+std::string format_table(const TableResult& table, TableFormat format);
+
+}  // namespace ringprof

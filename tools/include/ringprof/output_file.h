@@ -1,0 +1,32 @@
+// ringprof/output_file.h — where a tool writes its output: a file, a gzip
+// file (when the name ends in ".gz"), or stdout ("-"), behind one
+// std::ostream so writers do not care which.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+namespace ringprof {
+
+class OutputFile {
+ public:
+  OutputFile();
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Opens `path` for writing ("-" is stdout). False with *error set.
+  bool open(const std::string& path, std::string* error);
+  std::ostream& stream();
+  // Flushes and closes; false with *error set if any write failed.
+  bool close(std::string* error);
+
+  static bool is_gzip_path(const std::string& path);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringprof

@@ -1,0 +1,62 @@
+// ringprof/trace_info.h — what `ringprof info` reports: the files, the
+// processes and threads in them, the time range, events by kind, drops,
+// stored versus decompressed bytes, and the damage found.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ringprof/event.h"
+#include "ringprof/trace_reader.h"
+
+namespace ringprof {
+
+struct ThreadSummary {
+  uint32_t index = 0;
+  uint32_t tid = 0;
+  std::string name;
+  uint64_t events = 0;
+  uint64_t dropped_ring = 0;
+  uint64_t dropped_io = 0;
+};
+
+struct ProcessSummary {
+  uint32_t pid = 0;
+  bool start_known = false;
+  uint64_t start_monotonic_ns = 0;
+  uint64_t start_realtime_ns = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+  std::string ringprof_version;
+  std::vector<std::string> files;   // in read order
+  uint64_t segments = 0;
+  uint64_t events = 0;
+  uint64_t first_ns = 0;            // 0: no events
+  uint64_t last_ns = 0;
+  std::vector<ThreadSummary> threads;  // by thread index
+};
+
+struct TraceInfo {
+  std::vector<FileSummary> files;
+  std::vector<ProcessSummary> processes;
+  std::array<uint64_t, kEventKindCount> events_by_kind{};
+  uint64_t events = 0;
+  uint64_t segments = 0;           // intact
+  uint64_t bad_segments = 0;       // corrupt stretches and rejected payloads
+  uint64_t torn_tails = 0;         // `.part` files ending inside a frame
+  uint64_t truncated_files = 0;    // sealed files ending inside a frame
+  uint64_t dropped_ring = 0;
+  uint64_t dropped_io = 0;
+  uint64_t stored_bytes = 0;       // intact frames as on disk
+  uint64_t raw_bytes = 0;          // their payloads decompressed
+  uint64_t first_ns = 0;           // over every process (0: no events)
+  uint64_t last_ns = 0;
+  std::vector<Problem> problems;
+};
+
+TraceInfo collect_info(TraceReader& reader);
+std::string format_info(const TraceInfo& info);
+
+}  // namespace ringprof

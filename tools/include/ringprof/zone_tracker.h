@@ -1,0 +1,72 @@
+// ringprof/zone_tracker.h — pairs ZoneBegin/ZoneEnd events into closed zones,
+// streaming.
+//
+// Only the per-thread stacks of open zones are kept, never the events: a zone
+// is reported the moment its end arrives, with the time its direct children
+// took (for self time). A ZoneEnd with nothing open (its begin was in a file
+// already deleted) is counted and dropped. finish() closes what is still open
+// at each thread's last timestamp, innermost first, flagged unterminated.
+// One tracker serves one process: thread indices are process-wide.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "ringprof/segment_codec.h"
+
+namespace ringprof {
+
+struct ClosedZone {
+  uint32_t thread_index = 0;
+  uint32_t loc = 0;
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t children_ns = 0;  // summed duration of the direct child zones
+  uint32_t depth = 0;        // 0 for a zone with no open parent
+  bool unterminated = false;
+  uint64_t duration_ns() const { return end_ns - begin_ns; }
+  uint64_t self_ns() const { return children_ns < duration_ns() ? duration_ns() - children_ns : 0; }
+};
+
+class ZoneTracker {
+ public:
+  using OnClose = std::function<void(const ClosedZone&)>;
+  explicit ZoneTracker(OnClose on_close) : on_close_(std::move(on_close)) {}
+
+  // Feed every event of the process, each thread's in recorded order.
+  void add(const DecodedEvent& e);
+  // Close what is still open (end of the process's data).
+  void finish();
+  // Forget everything (a new process begins); counters are kept.
+  void clear() { threads_.clear(); }
+
+  uint64_t unmatched_ends() const { return unmatched_ends_; }
+  uint64_t unterminated() const { return unterminated_; }
+  // Last timestamp seen on a thread (0 if none).
+  uint64_t last_ts(uint32_t thread_index) const;
+
+ private:
+  struct Open {
+    uint64_t begin_ns;
+    uint64_t children_ns;
+    uint32_t loc;
+  };
+  struct Thread {
+    std::vector<Open> stack;
+    uint64_t overflow = 0;  // begins beyond kMaxDepth: not tracked, their ends swallowed
+    uint64_t last_ns = 0;
+  };
+  // A thread that only ever opens zones must not grow memory without bound.
+  static constexpr size_t kMaxDepth = 1 << 16;
+
+  void close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, bool unterminated);
+
+  OnClose on_close_;
+  std::unordered_map<uint32_t, Thread> threads_;
+  uint64_t unmatched_ends_ = 0;
+  uint64_t unterminated_ = 0;
+};
+
+}  // namespace ringprof

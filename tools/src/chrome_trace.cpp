@@ -1,0 +1,247 @@
+#include "ringprof/chrome_trace.h"
+
+#include <charconv>
+#include <unordered_map>
+
+#include "json_text.h"
+#include "ringprof/output_file.h"
+#include "ringprof/zone_tracker.h"
+
+namespace ringprof {
+
+namespace {
+
+// Past this many flows begun and never ended, the oldest names are forgotten
+// (later steps fall back to "flow") rather than growing memory forever.
+constexpr size_t kMaxOpenFlows = 1 << 20;
+
+void append_uint(std::string& out, uint64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+class ChromeTraceWriter final : public SegmentVisitor {
+ public:
+  ChromeTraceWriter(std::ostream& out, TimeWindow window)
+      : out_(out), window_(window), zones_([this](const ClosedZone& z) { on_zone(z); }) {}
+
+  void start() { out_ << "{\"traceEvents\":[\n"; }
+
+  void finish() {
+    line_.clear();
+    line_ += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"unmatched_zone_ends\":";
+    append_uint(line_, zones_.unmatched_ends());
+    line_ += ",\"unterminated_zones\":";
+    append_uint(line_, zones_.unterminated());
+    line_ += "}}\n";
+    out_ << line_;
+    stats_.unmatched_zone_ends = zones_.unmatched_ends();
+    stats_.unterminated_zones = zones_.unterminated();
+  }
+
+  const ChromeTraceStats& stats() const { return stats_; }
+
+  void begin_process(const ProcessState& p) override {
+    process_ = &p;
+    zones_.clear();
+    flow_names_.clear();
+    thread_names_.clear();
+    begin_event("process_name", "M");
+    append_pid_tid(p.pid);
+    line_ += ",\"args\":{\"name\":";
+    detail::append_json_string(line_, p.display_name());
+    line_ += "}}";
+    emit();
+  }
+
+  void end_process(const ProcessState&) override { zones_.finish(); }
+
+  void segment(const SegmentView& view) override {
+    // Thread names as soon as a segment states them (again on a rename).
+    for (const DecodedThread& t : view.segment.threads) {
+      if (!t.has_name || t.name.empty()) continue;
+      auto [it, inserted] = thread_names_.try_emplace(t.index, t.name);
+      if (!inserted) {
+        if (it->second == t.name) continue;
+        it->second = t.name;
+      }
+      begin_event("thread_name", "M");
+      append_pid_tid(process_->pid, t.tid);
+      line_ += ",\"args\":{\"name\":";
+      detail::append_json_string(line_, t.name);
+      line_ += "}}";
+      emit();
+    }
+    for (const DecodedEvent& e : view.segment.events) on_event(e);
+  }
+
+ private:
+  void on_event(const DecodedEvent& e) {
+    switch (e.kind) {
+      case EventKind::ZoneBegin:
+      case EventKind::ZoneEnd:
+        zones_.add(e);
+        return;
+      default:
+        zones_.add(e);  // keeps the thread's last timestamp for unterminated zones
+        break;
+    }
+    if (!window_.contains(e.ts_ns)) return;
+    const uint32_t tid = process_->tid_of(e.thread_index);
+    switch (e.kind) {
+      case EventKind::Instant:
+        begin_event(process_->location_name(e.loc), "i", e.ts_ns);
+        append_pid_tid(process_->pid, tid);
+        line_ += ",\"s\":\"t\"}";
+        emit();
+        break;
+      case EventKind::Counter: {
+        const std::string name = process_->location_name(e.loc);
+        begin_event(name, "C", e.ts_ns);
+        append_pid_tid(process_->pid, tid);
+        line_ += ",\"args\":{\"value\":";
+        detail::append_json_double(line_, bits_double(e.value));
+        line_ += "}}";
+        emit();
+        break;
+      }
+      case EventKind::Step: {
+        std::string name = "step ";
+        append_uint(name, e.value);
+        begin_event(name, "i", e.ts_ns);
+        append_pid_tid(process_->pid, tid);
+        line_ += ",\"s\":\"p\",\"args\":{\"step\":";
+        append_uint(line_, e.value);
+        line_ += "}}";
+        emit();
+        break;
+      }
+      case EventKind::FlowBegin:
+      case EventKind::FlowStep:
+      case EventKind::FlowEnd:
+        on_flow(e, tid);
+        break;
+      default:
+        break;  // None, ThreadName, Continuation never reach a file
+    }
+  }
+
+  void on_flow(const DecodedEvent& e, uint32_t tid) {
+    // Steps and ends carry no name; Chrome binds a flow by id *and* name, so
+    // they reuse the name of their begin.
+    std::string name = "flow";
+    const char* ph = "t";
+    if (e.kind == EventKind::FlowBegin) {
+      ph = "s";
+      if (e.loc != 0) name = process_->location_name(e.loc);
+      if (flow_names_.size() >= kMaxOpenFlows) flow_names_.clear();
+      flow_names_[e.value] = name;
+    } else {
+      auto it = flow_names_.find(e.value);
+      if (it != flow_names_.end()) name = it->second;
+      if (e.kind == EventKind::FlowEnd) {
+        ph = "f";
+        if (it != flow_names_.end()) flow_names_.erase(it);
+      }
+    }
+    begin_event(name, ph, e.ts_ns, "flow");
+    append_pid_tid(process_->pid, tid);
+    line_ += ",\"id\":";
+    append_uint(line_, e.value);
+    line_ += ",\"bp\":\"e\"}";
+    emit();
+  }
+
+  void on_zone(const ClosedZone& z) {
+    if (!window_.overlaps(z.begin_ns, z.end_ns)) return;
+    begin_event(process_->location_name(z.loc), "X", z.begin_ns);
+    line_ += ",\"dur\":";
+    append_us(line_, z.duration_ns());
+    append_pid_tid(process_->pid, process_->tid_of(z.thread_index));
+    const Location* loc = process_->location(z.loc);
+    const bool has_file = loc && !loc->file.empty();
+    if (has_file || z.unterminated) {
+      line_ += ",\"args\":{";
+      if (has_file) {
+        line_ += "\"file\":";
+        detail::append_json_string(line_, loc->file);
+        if (loc->line != 0) {
+          line_ += ",\"line\":";
+          append_uint(line_, loc->line);
+        }
+      }
+      if (z.unterminated) line_ += has_file ? ",\"unterminated\":true" : "\"unterminated\":true";
+      line_ += "}";
+    }
+    line_ += "}";
+    emit();
+    ++stats_.zones_written;
+  }
+
+  // Starts `{"name":…,"cat":…,"ph":…[,"ts":…]` in line_.
+  void begin_event(std::string_view name, const char* ph, std::optional<uint64_t> ts = std::nullopt,
+                   const char* cat = nullptr) {
+    line_.clear();
+    line_ += "{\"name\":";
+    detail::append_json_string(line_, name);
+    if (!cat) cat = ph[0] == 'M' ? "__metadata" : "ringprof";
+    line_ += ",\"cat\":\"";
+    line_ += cat;
+    line_ += "\",\"ph\":\"";
+    line_ += ph;
+    line_ += '"';
+    if (ts) {
+      line_ += ",\"ts\":";
+      append_us(line_, *ts);
+    }
+  }
+
+  void append_pid_tid(uint32_t pid, std::optional<uint32_t> tid = std::nullopt) {
+    line_ += ",\"pid\":";
+    append_uint(line_, pid);
+    if (tid) {
+      line_ += ",\"tid\":";
+      append_uint(line_, *tid);
+    }
+  }
+
+  void emit() {
+    if (stats_.events_written++ > 0) out_ << ",\n";
+    out_ << line_;
+  }
+
+  std::ostream& out_;
+  TimeWindow window_;
+  ZoneTracker zones_;
+  const ProcessState* process_ = nullptr;
+  std::unordered_map<uint64_t, std::string> flow_names_;
+  std::unordered_map<uint32_t, std::string> thread_names_;
+  std::string line_;
+  ChromeTraceStats stats_;
+};
+
+}  // namespace
+
+ChromeTraceStats write_chrome_trace(TraceReader& reader, const ChromeTraceOptions& options, std::ostream& out) {
+  TimeWindow window;
+  if (!options.window.empty()) {
+    if (auto range = reader.time_range()) window = resolve_window(options.window, range->first, range->second);
+  }
+  ChromeTraceWriter writer(out, window);
+  writer.start();
+  reader.read(writer);
+  writer.finish();
+  return writer.stats();
+}
+
+bool write_chrome_trace_file(TraceReader& reader, const ChromeTraceOptions& options, const std::string& path,
+                             ChromeTraceStats* stats, std::string* error) {
+  OutputFile file;
+  if (!file.open(path, error)) return false;
+  ChromeTraceStats s = write_chrome_trace(reader, options, file.stream());
+  if (stats) *stats = s;
+  return file.close(error);
+}
+
+}  // namespace ringprof

@@ -1,0 +1,206 @@
+#include "ringprof/op_table.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "ringprof/zone_tracker.h"
+
+namespace ringprof {
+
+std::optional<TableColumn> parse_table_column(const std::string& text) {
+  static const std::pair<const char*, TableColumn> kNames[] = {
+      {"name", TableColumn::Name}, {"calls", TableColumn::Calls}, {"total", TableColumn::Total},
+      {"self", TableColumn::Self}, {"avg", TableColumn::Avg},     {"min", TableColumn::Min},
+      {"max", TableColumn::Max}};
+  for (const auto& [name, col] : kNames)
+    if (text == name) return col;
+  return std::nullopt;
+}
+
+namespace {
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+class TableBuilder final : public SegmentVisitor {
+ public:
+  TableBuilder(const TableOptions& options, TimeWindow window)
+      : options_(options), window_(window), zones_([this](const ClosedZone& z) { on_zone(z); }) {
+    if (all_digits(options.thread)) {
+      try {
+        thread_tid_ = static_cast<uint32_t>(std::stoul(options.thread));
+      } catch (...) {
+      }
+    }
+  }
+
+  void begin_process(const ProcessState& p) override {
+    process_ = &p;
+    zones_.clear();
+  }
+  void segment(const SegmentView& view) override {
+    for (const DecodedEvent& e : view.segment.events) zones_.add(e);
+  }
+  void end_process(const ProcessState&) override { zones_.finish(); }
+
+  TableResult result() {
+    TableResult r;
+    r.rows.reserve(rows_.size());
+    for (auto& [name, row] : rows_) {
+      r.sum_self_ns += row.self_ns;
+      r.zones += row.calls;
+      r.rows.push_back(std::move(row));
+    }
+    r.unmatched_zone_ends = zones_.unmatched_ends();
+    r.unterminated_zones = zones_.unterminated();
+    sort_table_rows(r.rows, options_.sort);
+    if (options_.top > 0 && r.rows.size() > options_.top) r.rows.resize(options_.top);
+    return r;
+  }
+
+ private:
+  bool thread_selected(uint32_t thread_index) const {
+    if (options_.thread.empty()) return true;
+    const ThreadState* t = process_->thread(thread_index);
+    if (!t) return false;
+    return t->name == options_.thread || (thread_tid_ && t->tid == *thread_tid_);
+  }
+
+  void on_zone(const ClosedZone& z) {
+    if (!window_.overlaps(z.begin_ns, z.end_ns) || !thread_selected(z.thread_index)) return;
+    std::string name = process_->location_name(z.loc);
+    auto [it, inserted] = rows_.try_emplace(name);
+    TableRow& row = it->second;
+    const uint64_t d = z.duration_ns();
+    if (inserted) {
+      row.name = std::move(name);
+      row.min_ns = d;
+    }
+    ++row.calls;
+    row.total_ns += d;
+    row.self_ns += z.self_ns();
+    row.min_ns = std::min(row.min_ns, d);
+    row.max_ns = std::max(row.max_ns, d);
+  }
+
+  const TableOptions& options_;
+  TimeWindow window_;
+  ZoneTracker zones_;
+  const ProcessState* process_ = nullptr;
+  std::optional<uint32_t> thread_tid_;
+  std::unordered_map<std::string, TableRow> rows_;
+};
+
+uint64_t column_value(const TableRow& r, TableColumn c) {
+  switch (c) {
+    case TableColumn::Calls: return r.calls;
+    case TableColumn::Total: return r.total_ns;
+    case TableColumn::Self: return r.self_ns;
+    case TableColumn::Avg: return r.avg_ns();
+    case TableColumn::Min: return r.min_ns;
+    case TableColumn::Max: return r.max_ns;
+    case TableColumn::Name: break;
+  }
+  return 0;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
+void sort_table_rows(std::vector<TableRow>& rows, TableColumn column) {
+  std::sort(rows.begin(), rows.end(), [column](const TableRow& a, const TableRow& b) {
+    if (column != TableColumn::Name) {
+      const uint64_t va = column_value(a, column), vb = column_value(b, column);
+      if (va != vb) return va > vb;
+    }
+    return a.name < b.name;
+  });
+}
+
+std::string format_percent(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "0.00";
+  // Hundredths of a percent, rounded; long double keeps 64-bit ns exact enough.
+  const auto hundredths = static_cast<uint64_t>(std::llround(static_cast<long double>(part) * 10000.0L / whole));
+  std::string s = std::to_string(hundredths / 100) + ".";
+  const uint64_t frac = hundredths % 100;
+  if (frac < 10) s += '0';
+  return s + std::to_string(frac);
+}
+
+TableResult compute_table(TraceReader& reader, const TableOptions& options) {
+  TimeWindow window;
+  if (!options.window.empty()) {
+    if (auto range = reader.time_range()) window = resolve_window(options.window, range->first, range->second);
+  }
+  TableBuilder builder(options, window);
+  reader.read(builder);
+  return builder.result();
+}
+
+std::string format_table(const TableResult& table, TableFormat format) {
+  static const char* kHeaders[] = {"Name",  "Calls",     "Total (us)", "Total %", "Self (us)",
+                                   "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
+  constexpr size_t kCols = sizeof kHeaders / sizeof kHeaders[0];
+  std::vector<std::array<std::string, kCols>> cells;
+  for (const TableRow& r : table.rows) {
+    cells.push_back({r.name, std::to_string(r.calls), format_us(r.total_ns),
+                     format_percent(r.total_ns, table.sum_self_ns), format_us(r.self_ns),
+                     format_percent(r.self_ns, table.sum_self_ns), format_us(r.avg_ns()), format_us(r.min_ns),
+                     format_us(r.max_ns)});
+  }
+
+  std::string out;
+  if (format == TableFormat::Csv) {
+    out += "name,calls,total_us,total_pct,self_us,self_pct,avg_us,min_us,max_us\n";
+    for (const auto& row : cells) {
+      out += csv_field(row[0]);
+      for (size_t c = 1; c < kCols; ++c) out += "," + row[c];
+      out += "\n";
+    }
+    return out;
+  }
+
+  std::array<size_t, kCols> width{};
+  for (size_t c = 0; c < kCols; ++c) width[c] = std::string(kHeaders[c]).size();
+  for (const auto& row : cells)
+    for (size_t c = 0; c < kCols; ++c) width[c] = std::max(width[c], row[c].size());
+
+  auto append_row = [&](const std::array<std::string, kCols>& row) {
+    std::string line;
+    for (size_t c = 0; c < kCols; ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      if (c > 0) line += "  ";
+      line += c == 0 ? row[c] + pad : pad + row[c];  // names left, numbers right
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  };
+  std::array<std::string, kCols> header;
+  for (size_t c = 0; c < kCols; ++c) header[c] = kHeaders[c];
+  append_row(header);
+  size_t total_width = 2 * (kCols - 1);
+  for (size_t w : width) total_width += w;
+  out += std::string(total_width, '-') + "\n";
+  for (const auto& row : cells) append_row(row);
+  out += std::string(total_width, '-') + "\n";
+  out += "Self time total: " + format_us(table.sum_self_ns) + " us over " + std::to_string(table.zones) + " zones";
+  if (table.unmatched_zone_ends) out += "; " + std::to_string(table.unmatched_zone_ends) + " zone ends without a begin skipped";
+  if (table.unterminated_zones) out += "; " + std::to_string(table.unterminated_zones) + " unterminated zones";
+  out += "\n";
+  return out;
+}
+
+}  // namespace ringprof
