@@ -757,10 +757,11 @@ TEST(SegmentDecoder, EveryTruncationFailsCleanly) {
   for (size_t len = 0; len < raw.size(); ++len) {
     const std::vector<uint8_t> cut(raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(len));
     DecodedSegment seg;
-    if (decode_error(uncompressed_frame(cut, 4), nullptr, &seg).empty())
+    if (decode_error(uncompressed_frame(cut, 4), nullptr, &seg).empty()) {
       EXPECT_EQ(seg.events.size(), 4u) << "raw length " << len;
-    else
+    } else {
       ++failures;
+    }
   }
   EXPECT_GE(failures, raw.size() - 8);
 }
