@@ -302,7 +302,7 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
     if (!decode_segment(frame->header, payload, strings, seg, &error)) {
       strings.resize(strings_before);  // a rejected segment adds nothing
       ++rejected;
-      if (have_start) {
+      if (have_start || (frame->header.flags & format::kFrameFileStart)) {
         read_problems_.push_back({ProblemKind::CorruptSegment, file.path, frame->offset, error});
       } else if (!reported_missing_start) {
         // Without the file start, every later segment that needs its strings

@@ -1,0 +1,148 @@
+// tools/testing/trace_builder.h — builds ringprof files by hand for the tools
+// tests: Batches with chosen events, locations and threads, encoded through
+// the real SegmentEncoder (so files are exactly what the sink writes), one
+// segment per flush(), one file per new_file(). Header-only, test use only.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ringprof/event.h"
+#include "ringprof/segment_codec.h"
+#include "ringprof/sink.h"
+
+namespace ringprof::testing {
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(uint32_t pid = 4242, uint64_t start_ns = 1'000'000'000ull) {
+    session_.pid = pid;
+    session_.hostname = "node1";
+    session_.command_line = {"/usr/bin/trainer", "--epochs", "3"};
+    session_.start_monotonic_ns = start_ns;
+    session_.start_realtime_ns = 1'700'000'000'000'000'000ull;
+    session_.clock.monotonic_base_ns = start_ns;
+    session_.clock.realtime_base_ns = session_.start_realtime_ns;
+    session_.ringprof_version = "0.1.0";
+    encoder_.start_file(session_);
+  }
+
+  SessionInfo& session() { return session_; }
+
+  uint32_t location(const std::string& name, const std::string& file = "", uint32_t line = 0) {
+    Location l;
+    l.id = static_cast<uint32_t>(locations_.size() + 1);
+    l.name = name;
+    l.file = file;
+    l.line = line;
+    locations_.push_back(l);
+    return l.id;
+  }
+
+  uint32_t thread(uint32_t tid, const std::string& name) {
+    ThreadInfo t;
+    t.index = static_cast<uint32_t>(threads_.size() + 1);
+    t.tid = tid;
+    t.name = name;
+    t.name_version = 1;
+    threads_.push_back(t);
+    return t.index;
+  }
+  void rename(uint32_t thread_index, const std::string& name) {
+    ThreadInfo& t = threads_[thread_index - 1];
+    t.name = name;
+    ++t.name_version;
+  }
+  void drops(uint32_t thread_index, uint64_t ring, uint64_t io) {
+    threads_[thread_index - 1].dropped_ring += ring;
+    threads_[thread_index - 1].dropped_io += io;
+    with_drops_.push_back(thread_index);
+  }
+
+  void begin(uint32_t th, uint64_t ts, uint32_t loc) { add(th, ts, EventKind::ZoneBegin, loc, 0); }
+  void end(uint32_t th, uint64_t ts) { add(th, ts, EventKind::ZoneEnd, 0, 0); }
+  void instant(uint32_t th, uint64_t ts, uint32_t loc) { add(th, ts, EventKind::Instant, loc, 0); }
+  void counter(uint32_t th, uint64_t ts, uint32_t loc, double v) {
+    add(th, ts, EventKind::Counter, loc, double_bits(v));
+  }
+  void flow_begin(uint32_t th, uint64_t ts, uint64_t id, uint32_t loc = 0) {
+    add(th, ts, EventKind::FlowBegin, loc, id);
+  }
+  void flow_step(uint32_t th, uint64_t ts, uint64_t id) { add(th, ts, EventKind::FlowStep, 0, id); }
+  void flow_end(uint32_t th, uint64_t ts, uint64_t id) { add(th, ts, EventKind::FlowEnd, 0, id); }
+  void step(uint32_t th, uint64_t ts, uint64_t n) { add(th, ts, EventKind::Step, 0, n); }
+
+  // Encodes the events added since the last flush as one segment of the
+  // current file; returns the frame's offset in that file.
+  size_t flush() {
+    Batch b;
+    b.sequence = sequence_++;
+    b.events = events_;
+    b.runs = runs_;
+    std::vector<ThreadInfo> named;
+    for (const ThreadInfo& t : threads_) {
+      const bool in_runs = std::any_of(runs_.begin(), runs_.end(), [&](const EventRun& r) { return r.thread_index == t.index; });
+      const bool dropped = std::find(with_drops_.begin(), with_drops_.end(), t.index) != with_drops_.end();
+      if (in_runs || dropped) named.push_back(t);
+    }
+    b.threads = named;
+    b.locations = locations_;
+    if (!events_.empty()) {
+      b.first_ns = UINT64_MAX;
+      for (const Event& e : events_) {
+        b.first_ns = std::min(b.first_ns, e.ts);
+        b.last_ns = std::max(b.last_ns, e.ts);
+      }
+    }
+    const size_t offset = file_.size();
+    frame_offsets_.push_back(offset);
+    encoder_.encode(b, file_);
+    events_.clear();
+    runs_.clear();
+    // Drop counts are "since the last written batch".
+    for (ThreadInfo& t : threads_) t.dropped_ring = t.dropped_io = 0;
+    with_drops_.clear();
+    return offset;
+  }
+
+  // The current file's bytes and frame offsets so far.
+  const std::vector<uint8_t>& bytes() const { return file_; }
+  const std::vector<size_t>& frame_offsets() const { return frame_offsets_; }
+
+  // Returns the current file and starts the next one of the same process.
+  std::vector<uint8_t> new_file() {
+    std::vector<uint8_t> done;
+    done.swap(file_);
+    frame_offsets_.clear();
+    encoder_.start_file(session_);
+    return done;
+  }
+
+ private:
+  void add(uint32_t th, uint64_t ts, EventKind kind, uint32_t loc, uint64_t p1) {
+    Event e{};
+    e.ts = ts;
+    e.kind = kind;
+    e.loc = loc;
+    e.p1 = p1;
+    if (runs_.empty() || runs_.back().thread_index != th)
+      runs_.push_back(EventRun{th, static_cast<uint32_t>(events_.size()), 0});
+    ++runs_.back().count;
+    events_.push_back(e);
+  }
+
+  SessionInfo session_;
+  SegmentEncoder encoder_;
+  std::vector<Location> locations_;
+  std::vector<ThreadInfo> threads_;
+  std::vector<uint32_t> with_drops_;
+  std::vector<Event> events_;
+  std::vector<EventRun> runs_;
+  uint64_t sequence_ = 0;
+  std::vector<uint8_t> file_;
+  std::vector<size_t> frame_offsets_;
+};
+
+}  // namespace ringprof::testing
