@@ -86,3 +86,58 @@ std::vector<std::string> list_files(const std::string& dir, const std::string& s
 }
 
 }  // namespace ringprof::test
+
+#include "ringprof/format.h"
+#include "ringprof/segment_codec.h"
+
+namespace ringprof::test {
+
+void tally_file(const std::string& path, FileTally& tally) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  ++tally.files;
+  std::vector<std::string> strings;
+  std::map<uint32_t, std::string> thread_names;
+  size_t off = 0;
+  bool bad = false;
+  while (off < bytes.size()) {
+    std::string error;
+    if (bytes.size() - off < format::kHeaderSize) {
+      error = "torn frame header";
+    } else if (auto h = format::parse_frame_header({bytes.data() + off, bytes.size() - off}, &error)) {
+      if (bytes.size() - off - h->header_size < h->stored_size) {
+        error = "torn frame payload";
+      } else {
+        DecodedSegment seg;
+        if (decode_segment(*h, {bytes.data() + off + h->header_size, h->stored_size}, strings, seg, &error)) {
+          ++tally.frames;
+          for (const DecodedThread& t : seg.threads) {
+            if (t.has_name) thread_names[t.index] = t.name;
+            tally.dropped_ring += t.dropped_ring;
+            tally.dropped_io += t.dropped_io;
+          }
+          for (const DecodedEvent& e : seg.events) {
+            ++tally.events;
+            ++tally.by_kind[static_cast<int>(e.kind)];
+            ++tally.by_thread_name[thread_names[e.thread_index]];
+          }
+          off += h->header_size + h->stored_size;
+          continue;
+        }
+      }
+    }
+    tally.problems.push_back(path + ": offset " + std::to_string(off) + ": " + error);
+    bad = true;
+    break;  // the tools resynchronise; the tests only need to know where it broke
+  }
+  if (bad) tally.files_with_problems.push_back(path);
+}
+
+FileTally tally_dir(const std::string& dir, bool include_part) {
+  FileTally tally;
+  for (const std::string& f : list_files(dir, ".rpf")) tally_file(f, tally);
+  if (include_part)
+    for (const std::string& f : list_files(dir, ".rpf.part")) tally_file(f, tally);
+  return tally;
+}
+
+}  // namespace ringprof::test

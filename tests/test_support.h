@@ -42,3 +42,28 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
 std::vector<std::string> list_files(const std::string& dir, const std::string& suffix);
 
 }  // namespace ringprof::test
+
+#include <map>
+
+namespace ringprof::test {
+
+// Everything in a set of ringprof files, decoded with the segment codec and
+// tallied. Problems (corrupt, torn) are listed, never thrown.
+struct FileTally {
+  uint64_t files = 0;
+  uint64_t frames = 0;
+  uint64_t events = 0;
+  std::map<int, uint64_t> by_kind;               // EventKind value → count
+  std::map<std::string, uint64_t> by_thread_name;  // thread name → events
+  uint64_t dropped_ring = 0;
+  uint64_t dropped_io = 0;
+  std::vector<std::string> problems;             // "file: offset N: reason"
+  std::vector<std::string> files_with_problems;
+};
+
+// Decodes every frame of `path` (one file) into `tally`.
+void tally_file(const std::string& path, FileTally& tally);
+// All *.rpf (and *.rpf.part when include_part) files in `dir`.
+FileTally tally_dir(const std::string& dir, bool include_part = true);
+
+}  // namespace ringprof::test

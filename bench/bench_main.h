@@ -1,0 +1,24 @@
+// A benchmark main that also prints ratios between benchmarks of the same
+// run (zone ÷ two TSC reads, say): on a shared, noisy machine a ratio measured
+// in one run means more than any absolute time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ringprof::bench {
+
+struct Ratio {
+  std::string label;
+  std::string numerator;    // benchmark names as Google Benchmark reports them
+  std::string denominator;
+  double target = 0;        // 0: no target; else the ratio should be <= target
+};
+
+// Benchmarks register the ratios they want printed at static-init time.
+void register_ratio(Ratio r);
+
+// Extra figures computed inside benchmarks (bytes per event, say).
+void report_figure(const std::string& label, double value, const std::string& unit);
+
+}  // namespace ringprof::bench

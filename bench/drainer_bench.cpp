@@ -1,0 +1,173 @@
+// The drainer's side: how many events per second one core turns into
+// compressed segments, and how many bytes an event costs on disk.
+//
+// BM_EncodeSegment: SegmentEncoder (columns, deltas, FlatBuffers, zstd) over
+//   realistic batches of nested zones on four threads.
+// BM_DrainerFlush: the whole drainer path — ring → names → clock → encode →
+//   zstd → null sink — timed around flush() after a thread filled its ring.
+// BM_DemoBytesPerEvent: the demo's kind of workload (nested zones, counters,
+//   flows, steps on several threads) recorded into a memory sink; reports
+//   bytes on disk per event and per zone event.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "bench_main.h"
+#include "ringprof/ringprof.h"
+#include "ringprof/segment_codec.h"
+#include "ringprof/sinks.h"
+
+namespace {
+
+using namespace ringprof;
+
+struct SyntheticBatch {
+  std::vector<Event> events;
+  std::vector<EventRun> runs;
+  std::vector<ThreadInfo> threads;
+  std::vector<Location> locations;
+  Batch batch() const {
+    Batch b;
+    b.events = events;
+    b.runs = runs;
+    b.threads = threads;
+    b.locations = locations;
+    b.first_ns = events.front().ts;
+    b.last_ns = events.back().ts;
+    return b;
+  }
+};
+
+// Four threads, each a loop of request → {parse, compute → 3 × layer, serialize}
+// with durations jittered around a few microseconds, as a service would show.
+SyntheticBatch make_batch(size_t n_events) {
+  SyntheticBatch s;
+  const char* names[] = {"handle_request", "parse", "compute", "layer", "serialize"};
+  for (uint32_t i = 0; i < 5; ++i) s.locations.push_back({i + 1, names[i], "run", "service.cpp", 10 * (i + 1)});
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<uint64_t> jitter(800, 3000);
+  const size_t per_thread = n_events / 4;
+  for (uint32_t t = 0; t < 4; ++t) {
+    s.threads.push_back({t + 1, 1000 + t, "worker", 1, 0, 0});
+    EventRun run{t + 1, static_cast<uint32_t>(s.events.size()), 0};
+    uint64_t ts = 1000000000ull + t * 333;
+    auto push = [&](EventKind k, uint32_t loc) {
+      Event e{};
+      e.ts = ts += jitter(rng);
+      e.kind = k;
+      e.loc = loc;
+      s.events.push_back(e);
+      ++run.count;
+    };
+    while (run.count + 12 <= per_thread) {
+      push(EventKind::ZoneBegin, 1);
+      push(EventKind::ZoneBegin, 2);
+      push(EventKind::ZoneEnd, 0);
+      push(EventKind::ZoneBegin, 3);
+      for (int l = 0; l < 3; ++l) {
+        push(EventKind::ZoneBegin, 4);
+        push(EventKind::ZoneEnd, 0);
+      }
+      push(EventKind::ZoneEnd, 0);
+      push(EventKind::ZoneBegin, 5);
+      push(EventKind::ZoneEnd, 0);
+      push(EventKind::ZoneEnd, 0);
+    }
+    s.runs.push_back(run);
+  }
+  return s;
+}
+
+void BM_EncodeSegment(benchmark::State& state) {
+  const SyntheticBatch s = make_batch(65536);
+  const Batch b = s.batch();
+  SegmentEncoder enc(static_cast<int>(state.range(0)));
+  SessionInfo session;
+  session.pid = 1;
+  enc.start_file(session);
+  std::vector<uint8_t> out;
+  size_t bytes = 0;
+  for (auto _ : state) {
+    out.clear();
+    bytes = enc.encode(b, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * b.events.size()));
+  state.counters["bytes_per_event"] = static_cast<double>(bytes) / static_cast<double>(b.events.size());
+  ringprof::bench::report_figure("encode: bytes per zone event (zstd " + std::to_string(state.range(0)) + ")",
+                                 static_cast<double>(bytes) / static_cast<double>(b.events.size()), "B");
+}
+BENCHMARK(BM_EncodeSegment)->Arg(1)->Arg(3);
+
+void BM_DrainerFlush(benchmark::State& state) {
+  Config c;
+  c.ring_bytes = 64u << 20;
+  c.drain_interval_ms = 1000;  // only flush() drains
+  c.flush_interval_ms = 600000;
+  c.batch_events = 65536;
+  start(c, make_null_sink(3));
+  constexpr int kZones = 250000;  // 500k events per round
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (int i = 0; i < kZones; ++i) {
+      RINGPROF_ZONE("drained");
+    }
+    state.ResumeTiming();
+    flush();
+  }
+  stop();
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kZones * 2);
+}
+// Real time: flush() waits while the drainer thread does the work.
+BENCHMARK(BM_DrainerFlush)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+uint64_t spin(int n) {
+  uint64_t x = 1;
+  for (int i = 0; i < n; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  return x;
+}
+
+void BM_DemoBytesPerEvent(benchmark::State& state) {
+  for (auto _ : state) {
+    auto sink = std::make_shared<MemorySink>(3);
+    Config c;
+    c.ring_bytes = 16u << 20;
+    start(c, sink);
+    std::vector<std::thread> workers;
+    std::atomic<uint64_t> out{0};
+    for (int w = 0; w < 3; ++w) {
+      workers.emplace_back([&, w] {
+        set_thread_name("worker-" + std::to_string(w));
+        for (int r = 0; r < 20000; ++r) {
+          RINGPROF_ZONE("handle_request");
+          flow_end(static_cast<uint64_t>(w) * 100000 + r);
+          {
+            RINGPROF_ZONE("parse");
+            out += spin(200);
+          }
+          {
+            RINGPROF_ZONE("compute");
+            for (int l = 0; l < 3; ++l) {
+              RINGPROF_ZONE("layer");
+              out += spin(400);
+            }
+          }
+          RINGPROF_COUNTER("bytes_out", r % 50);
+        }
+      });
+    }
+    for (int r = 0; r < 2000; ++r) step();
+    for (auto& t : workers) t.join();
+    stop();
+    const RecorderStats st = recorder_stats();
+    const double bytes = static_cast<double>(sink->bytes().size());
+    state.counters["bytes_per_event"] = bytes / static_cast<double>(st.events_written);
+    ringprof::bench::report_figure("demo workload: bytes on disk per event", bytes / static_cast<double>(st.events_written), "B");
+    ringprof::bench::report_figure("demo workload: events recorded", static_cast<double>(st.events_written), "");
+  }
+}
+BENCHMARK(BM_DemoBytesPerEvent)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs what ringprof needs from Debian's packages, and only what is
+# missing: safe to run again and again. Used by demo.sh and test.sh.
+set -eu
+
+PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
+libconcurrentqueue-dev libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler \
+libgtest-dev libbenchmark-dev nlohmann-json3-dev"
+
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Installs a built ringprof into a scratch prefix and builds a user's program
+# against it twice: with CMake's find_package(ringprof) and with a plain
+# compiler line from pkg-config. Both programs must record a readable file.
+#   tests/install_check.sh BUILD_DIR
+set -eu
+build="$1"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+mkdir -p "$work/app"
+cat >"$work/app/main.cpp" <<'SRC'
+#include <ringprof/ringprof.h>
+int main() {
+  ringprof::start();
+  for (int i = 0; i < 1000; ++i) { RINGPROF_ZONE("user_zone"); }
+  return 0;
+}
+SRC
+cat >"$work/app/CMakeLists.txt" <<'SRC'
+cmake_minimum_required(VERSION 3.25)
+project(user_app CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(ringprof REQUIRED)
+add_executable(user_app main.cpp)
+target_link_libraries(user_app PRIVATE ringprof::ringprof)
+SRC
+cmake -S "$work/app" -B "$work/app/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/app/build" >/dev/null
+LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" RINGPROF_DIR="$work/rec-cmake" "$work/app/build/user_app"
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig"
+# shellcheck disable=SC2046
+c++ -std=c++20 "$work/app/main.cpp" -o "$work/app/user_app_pc" $(pkg-config --cflags --libs ringprof)
+LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" RINGPROF_DIR="$work/rec-pc" "$work/app/user_app_pc"
+
+for rec in rec-cmake rec-pc; do
+  out="$("$prefix/bin/ringprof" table "$work/$rec")"
+  echo "$out" | grep -q "user_zone" || { echo "install_check: no user_zone in $rec" >&2; exit 1; }
+  echo "$out" | grep -E "user_zone +1000 " >/dev/null || { echo "install_check: user_zone calls != 1000 in $rec:" >&2; echo "$out" >&2; exit 1; }
+done
+echo "install_check: find_package and pkg-config builds both recorded 1000 zones"
