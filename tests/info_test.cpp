@@ -248,6 +248,18 @@ TEST(Info, MissingPathsAndEmptyDirectories) {
   EXPECT_EQ(info.problems[1].reason, "no *.rpf or *.rpf.part files in directory");
 }
 
+TEST(Info, PartFileSealedSinceListingIsFollowed) {
+  // A recorder renames x.rpf.part to x.rpf when it seals it; a reader that
+  // listed the directory just before still finds the file.
+  test::TempDir dir;
+  test::write_file(dir.file("x.rpf"), make_workload().bytes);
+  const TraceInfo info = info_of({dir.file("x.rpf.part")});
+  EXPECT_TRUE(info.problems.empty());
+  ASSERT_EQ(info.files.size(), 1u);
+  EXPECT_EQ(info.files[0].path, dir.file("x.rpf"));
+  EXPECT_EQ(info.segments, 3u);
+}
+
 TEST(Info, GroupsFilesByProcess) {
   test::TempDir dir;
   test::write_file(dir.file("p1.rpf"), make_workload(1).bytes);

@@ -225,5 +225,47 @@ TEST(Table, SelfTimeOfNestedAndRecursiveZones) {
   EXPECT_EQ(r.unmatched_zone_ends, 1u);
 }
 
+TEST(TimeWindow, Durations) {
+  EXPECT_EQ(parse_duration_ns("500ms"), 500'000'000u);
+  EXPECT_EQ(parse_duration_ns("2.5s"), 2'500'000'000u);
+  EXPECT_EQ(parse_duration_ns("1m"), 60'000'000'000u);
+  EXPECT_EQ(parse_duration_ns("1h"), 3'600'000'000'000u);
+  EXPECT_EQ(parse_duration_ns("30"), 30'000'000'000u);  // bare number: seconds
+  EXPECT_EQ(parse_duration_ns("0.25"), 250'000'000u);
+  EXPECT_EQ(parse_duration_ns("1.5us"), 1'500u);
+  EXPECT_EQ(parse_duration_ns("10ns"), 10u);
+  EXPECT_EQ(parse_duration_ns(".5s"), 500'000'000u);
+  EXPECT_EQ(parse_duration_ns("0.123456789s"), 123'456'789u);
+  for (const char* bad : {"", "ms", "-1s", "1.s", "1..5s", "1.5ns", "0.0000000001s", "5parsecs", "1 s", "1e3",
+                          "99999999999999999999s", "18446744073709551616ns"})
+    EXPECT_FALSE(parse_duration_ns(bad).has_value()) << bad;
+}
+
+TEST(TimeWindow, ResolveAgainstTheTrace) {
+  WindowSpec s;
+  s.from_ns = 10;
+  s.to_ns = 20;
+  TimeWindow w = resolve_window(s, 1000, 5000);
+  EXPECT_EQ(w.begin_ns, 1010u);
+  EXPECT_EQ(w.end_ns, 1020u);
+  WindowSpec last;
+  last.last_ns = 300;
+  w = resolve_window(last, 1000, 5000);
+  EXPECT_EQ(w.begin_ns, 4700u);
+  EXPECT_EQ(w.end_ns, UINT64_MAX);
+  last.last_ns = 1'000'000;  // longer than the trace: everything
+  EXPECT_EQ(resolve_window(last, 1000, 5000).begin_ns, 0u);
+  EXPECT_TRUE(w.overlaps(4000, 4700));
+  EXPECT_FALSE(w.overlaps(4000, 4699));
+}
+
+TEST(TimeWindow, MicrosecondsWithThreeDecimals) {
+  EXPECT_EQ(format_us(0), "0.000");
+  EXPECT_EQ(format_us(7), "0.007");
+  EXPECT_EQ(format_us(1'234'567), "1234.567");
+  EXPECT_EQ(format_us(1'000'002'100), "1000002.100");
+  EXPECT_EQ(format_us(UINT64_MAX), "18446744073709551.615");
+}
+
 }  // namespace
 }  // namespace ringprof

@@ -29,7 +29,8 @@ bool FrameScanner::open(const std::string& path, bool is_part, std::string* erro
   is_part_ = is_part;
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
-    *error = std::string("cannot open: ") + std::strerror(errno);
+    open_errno_ = errno;
+    *error = std::string("cannot open: ") + std::strerror(open_errno_);
     return false;
   }
   struct stat st {};

@@ -35,6 +35,8 @@ class FrameScanner {
   // Opens `path`; false with *error set (strerror text) when it cannot.
   bool open(const std::string& path, bool is_part, std::string* error);
   uint64_t size() const { return size_; }
+  // errno of a failed open() (0 when it did not fail there).
+  int open_errno() const { return open_errno_; }
 
   // The next valid frame at or after the current position, or nullopt at the
   // end. Damage on the way is appended to `problems` (when not null).
@@ -57,6 +59,7 @@ class FrameScanner {
   void report_end_inside_frame(uint64_t offset, uint64_t needed, std::vector<Problem>* problems);
 
   int fd_ = -1;
+  int open_errno_ = 0;
   std::string path_;
   bool is_part_ = false;
   uint64_t size_ = 0;

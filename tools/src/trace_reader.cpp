@@ -1,6 +1,8 @@
 #include "ringprof/trace_reader.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
@@ -70,12 +72,29 @@ bool decode_alone(detail::FrameScanner& scanner, const detail::Frame& frame, Dec
   return decode_segment(frame.header, payload, strings, out, &error);
 }
 
+// Opens a file for scanning. A `.part` file that is gone was most likely
+// sealed (renamed to its final name) since it was listed: follow it there.
+bool open_following_seal(detail::FrameScanner& scanner, FileSummary& file, std::string* error) {
+  if (scanner.open(file.path, file.is_part, error)) return true;
+  if (!file.is_part || scanner.open_errno() != ENOENT) return false;
+  const std::string sealed = file.path.substr(0, file.path.size() - std::strlen(".part"));
+  std::string sealed_error;
+  if (!scanner.open(sealed, false, &sealed_error)) return false;
+  file.path = sealed;
+  file.is_part = false;
+  return true;
+}
+
 }  // namespace
 
 TraceReader::TraceReader(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
+    if (!fs::exists(st) && detail::is_part_path(path)) {
+      probe(path);  // sealed since it was named? probe follows the rename
+      continue;
+    }
     if (ec || !fs::exists(st)) {
       open_problems_.push_back({ProblemKind::Unreadable, path, 0,
                                 "cannot open: " + (ec ? ec.message() : std::string("No such file or directory"))});
@@ -117,10 +136,12 @@ void TraceReader::probe(const std::string& path) {
 
   detail::FrameScanner scanner;
   std::string error;
-  if (!scanner.open(path, file.is_part, &error)) {
+  if (!open_following_seal(scanner, file, &error)) {
     open_problems_.push_back({ProblemKind::Unreadable, path, 0, error});
     return;
   }
+  for (const FileSummary& f : files_)
+    if (f.path == file.path) return;  // sealed into a file already listed
   file.size_bytes = scanner.size();
   if (std::optional<detail::Frame> first = scanner.next(nullptr)) {
     file.pid = first->header.pid;
@@ -220,7 +241,8 @@ std::optional<std::pair<uint64_t, uint64_t>> TraceReader::time_range() const {
     if (f.process == SIZE_MAX) continue;
     detail::FrameScanner scanner;
     std::string error;
-    if (!scanner.open(f.path, f.is_part, &error)) continue;
+    FileSummary moved = f;
+    if (!open_following_seal(scanner, moved, &error)) continue;
     while (std::optional<detail::Frame> frame = scanner.next(nullptr)) {
       const format::FrameHeader& h = frame->header;
       if (h.event_count == 0 || h.first_ns == 0) continue;
@@ -281,7 +303,7 @@ void TraceReader::read(SegmentVisitor& visitor) {
 void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor) {
   detail::FrameScanner scanner;
   std::string error;
-  if (!scanner.open(file.path, file.is_part, &error)) {
+  if (!open_following_seal(scanner, file, &error)) {
     read_problems_.push_back({ProblemKind::Unreadable, file.path, 0, error});
     return;
   }
