@@ -23,9 +23,15 @@ std::map<std::string, std::pair<double, std::string>>& figures() {
 class RecordingReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
+    // With --benchmark_repetitions the medians stand for each benchmark;
+    // otherwise its single run does.
     for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration || r.iterations == 0) continue;
-      ns_per_iter[r.benchmark_name()] = r.GetAdjustedCPUTime() * to_ns(r.time_unit);
+      if (r.error_occurred) continue;
+      const double ns = r.GetAdjustedCPUTime() * to_ns(r.time_unit);
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")
+        ns_per_iter[r.run_name.str()] = ns;
+      else if (r.run_type == Run::RT_Iteration && r.repetitions <= 1 && r.iterations > 0)
+        ns_per_iter[r.benchmark_name()] = ns;
     }
     ConsoleReporter::ReportRuns(runs);
   }

@@ -13,7 +13,7 @@ uint32_t LocationRegistry::add(std::string name, std::string function, std::stri
   return locations_.back().id;
 }
 
-uint32_t LocationRegistry::for_source(const ringprof_source_location* loc) {
+uint32_t LocationRegistry::source_slow(const ringprof_source_location* loc) {
   if (!loc) return 0;
   auto it = by_source_.find(loc);
   if (it != by_source_.end()) return it->second;
@@ -23,7 +23,7 @@ uint32_t LocationRegistry::for_source(const ringprof_source_location* loc) {
   return id;
 }
 
-uint32_t LocationRegistry::for_static_string(const char* name) {
+uint32_t LocationRegistry::static_string_slow(const char* name) {
   if (!name) return 0;
   auto it = by_static_string_.find(name);
   if (it != by_static_string_.end()) return it->second;

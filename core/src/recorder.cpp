@@ -17,7 +17,7 @@
 namespace ringprof {
 namespace detail {
 
-thread_local ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {nullptr, 0};
+thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {nullptr, 0};
 constinit std::atomic<uint32_t> g_session{0};
 constinit std::atomic<bool> g_use_tsc{false};
 

@@ -46,7 +46,7 @@ class Ring {
 
   // Reserves `n` consecutive slots; returns the first slot, or nullptr (and
   // counts one drop) when they do not fit. Call commit(n) after filling them.
-  Event* reserve(uint32_t n) noexcept {
+  __attribute__((always_inline)) Event* reserve(uint32_t n) noexcept {
     const uint64_t h = head_.load(std::memory_order_relaxed);
     if (h + n - cached_tail_ > capacity_) [[unlikely]] {
       cached_tail_ = tail_.load(std::memory_order_acquire);
@@ -62,7 +62,7 @@ class Ring {
   Event* slot_at(uint64_t pos) noexcept { return slots_ + (pos & mask_); }
   uint64_t head_position() const noexcept { return head_.load(std::memory_order_relaxed); }
 
-  void commit(uint32_t n) noexcept {
+  __attribute__((always_inline)) void commit(uint32_t n) noexcept {
     head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
 

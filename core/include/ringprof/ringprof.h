@@ -64,7 +64,9 @@ struct ThreadSlot {
   Ring* ring;
   uint32_t session;
 };
-extern thread_local ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
+// constinit: no dynamic initialisation, so access needs no TLS wrapper call;
+// initial-exec: a fixed offset from the thread pointer, no __tls_get_addr.
+extern thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
 // 0 while recording is off, else the id of the current recording session.
 extern std::atomic<uint32_t> g_session;
 // true when timestamps come from the TSC, false for CLOCK_MONOTONIC.
@@ -74,7 +76,9 @@ extern std::atomic<bool> g_use_tsc;
 // that fails (the thread then records nothing and says so once).
 Ring* attach_thread(uint32_t session) noexcept;
 
-inline Ring* current_ring() noexcept {
+#define RINGPROF_HOT inline __attribute__((always_inline))
+
+RINGPROF_HOT Ring* current_ring() noexcept {
   const uint32_t s = g_session.load(std::memory_order_relaxed);
   if (s == 0) [[unlikely]] return nullptr;
   if (t_slot.session != s) [[unlikely]] return attach_thread(s);
@@ -87,14 +91,14 @@ inline uint64_t monotonic_ns() noexcept {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-inline uint64_t now_ticks() noexcept {
+RINGPROF_HOT uint64_t now_ticks() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   if (g_use_tsc.load(std::memory_order_relaxed)) [[likely]] return __rdtsc();
 #endif
   return monotonic_ns();
 }
 
-inline bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) noexcept {
+RINGPROF_HOT bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) noexcept {
   Ring* r = current_ring();
   if (!r) return false;
   Event* s = r->reserve(1);
@@ -116,22 +120,22 @@ bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept;
 
 // Zones. A zone's name must be a SourceLocation with static storage (the
 // macros make one) or a run-time string (copied).
-inline bool zone_begin(const SourceLocation* loc) noexcept {
+RINGPROF_HOT bool zone_begin(const SourceLocation* loc) noexcept {
   return detail::emit(EventKind::ZoneBegin, NameRef::SourceLocation,
                       reinterpret_cast<uintptr_t>(loc), 0);
 }
 inline bool zone_begin(std::string_view runtime_name) noexcept {
   return detail::emit_inline(EventKind::ZoneBegin, runtime_name, 0);
 }
-inline void zone_end() noexcept { detail::emit(EventKind::ZoneEnd, NameRef::None, 0, 0); }
+RINGPROF_HOT void zone_end() noexcept { detail::emit(EventKind::ZoneEnd, NameRef::None, 0, 0); }
 
 // Ends the zone when it leaves scope; records nothing when recording was off
 // at its start.
 class Zone {
  public:
-  explicit Zone(const SourceLocation* loc) noexcept : active_(zone_begin(loc)) {}
+  RINGPROF_HOT explicit Zone(const SourceLocation* loc) noexcept : active_(zone_begin(loc)) {}
   explicit Zone(std::string_view runtime_name) noexcept : active_(zone_begin(runtime_name)) {}
-  ~Zone() {
+  RINGPROF_HOT ~Zone() {
     if (active_) zone_end();
   }
   Zone(const Zone&) = delete;
