@@ -174,6 +174,12 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   if (command != "info" && command != "convert" && command != "table")
     return usage_error("unknown command '" + command + "'");
   Args args;
