@@ -59,6 +59,18 @@ TEST(EndToEnd, ExitFromAnotherThreadFlushesEveryEvent) {
   EXPECT_EQ(t.by_kind.at(kCounter), 60000u);
 }
 
+TEST(EndToEnd, FlushAtExitOffLeavesTheFileUnsealed) {
+  TempDir dir;
+  // With RINGPROF_FLUSH_AT_EXIT=0 exit() does not stop the recorder. The
+  // batch is far from full and far from old, so the drainer never wrote it:
+  // nothing reached the disk and nothing was sealed.
+  const auto r = run_command(helper_env(dir.path(), "RINGPROF_FLUSH_AT_EXIT=0 RINGPROF_FLUSH_MS=600000") + kHelper +
+                             " record 1 1000 return");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(list_files(dir.path(), ".rpf").empty());
+  EXPECT_EQ(tally_dir(dir.path()).events, 0u);
+}
+
 TEST(EndToEnd, AutostartRecordsWithoutAnyStartCall) {
   TempDir dir;
   // The helper calls start() only when recording is not already on; with

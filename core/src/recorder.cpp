@@ -30,6 +30,7 @@ struct RecorderState {
   Drainer* drainer = nullptr;
   uint32_t last_session = 0;
   bool exit_hook_installed = false;
+  bool flush_at_exit = true;  // of the running session
   RecorderStats last_stats;  // of the most recent session, after stop()
 };
 
@@ -69,7 +70,7 @@ void exit_handler() {
   bool flush;
   {
     std::lock_guard<std::mutex> lock(s.control);
-    flush = s.drainer != nullptr;
+    flush = s.drainer != nullptr && s.flush_at_exit;
   }
   if (flush) stop();
 }
@@ -185,6 +186,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
     return false;
   }
   s.drainer = d;
+  s.flush_at_exit = config.flush_at_exit;
   detail::g_session.store(session, std::memory_order_release);
   return true;
 }
