@@ -12,6 +12,7 @@
 
 #include "ringprof/format.h"
 #include "ringprof/segment_codec.h"
+#include "ringprof/sinks.h"
 
 namespace ringprof {
 namespace {
@@ -382,6 +383,52 @@ TEST(SegmentCodec, RollbackLastRestatesWhatTheLostFrameIntroduced) {
   EXPECT_EQ(dec2.segments[2].strings, (std::vector<std::pair<uint32_t, std::string>>{{3, "c"}}));
   ASSERT_EQ(dec2.segments[2].locations.size(), 1u);
   EXPECT_EQ(dec2.segments[2].locations[0].id, 3u);
+}
+
+TEST(MemorySink, FailedWritesAreRolledBackAndTheStreamStillDecodes) {
+  BatchData d;
+  d.add_location("a", "", "", 0);
+  d.threads.push_back(ThreadInfo{1, 10, "main", 1, 0, 0});
+  d.begin_run(1);
+  d.add(EventKind::Instant, 100, 1);
+
+  MemorySink sink(1);
+  sink.begin_session(test_session());
+  sink.fail_next_writes(2);
+  EXPECT_FALSE(sink.write(d.batch()));  // the file start is lost...
+  d.sequence = 1;
+  EXPECT_FALSE(sink.write(d.batch()));
+  EXPECT_TRUE(sink.bytes().empty());
+  d.sequence = 2;
+  EXPECT_TRUE(sink.write(d.batch()));  // ...so this one is the file start
+  d.sequence = 3;
+  EXPECT_TRUE(sink.write(d.batch()));
+  sink.end_session();
+
+  Decoded dec;
+  ASSERT_TRUE(decode_stream(sink.bytes(), &dec));
+  ASSERT_EQ(dec.segments.size(), 2u);
+  EXPECT_EQ(dec.segments[0].header.sequence, 2u);
+  EXPECT_TRUE(dec.segments[0].header.flags & format::kFrameFileStart);
+  EXPECT_EQ(dec.segments[0].strings.size(), 1u);
+  EXPECT_TRUE(dec.segments[0].threads[0].has_name);
+  EXPECT_FALSE(dec.segments[1].threads[0].has_name);
+  const SinkStats st = sink.stats();
+  EXPECT_EQ(st.batches_failed, 2u);
+  EXPECT_EQ(st.batches_written, 2u);
+  EXPECT_EQ(st.bytes_written, sink.bytes().size());
+}
+
+TEST(NullSink, EncodesAndCountsButKeepsNothing) {
+  BatchData d = every_kind_batch();
+  auto sink = make_null_sink(1);
+  sink->begin_session(test_session());
+  EXPECT_TRUE(sink->write(d.batch()));
+  EXPECT_TRUE(sink->write(d.batch()));
+  sink->end_session();
+  const SinkStats st = sink->stats();
+  EXPECT_EQ(st.batches_written, 2u);
+  EXPECT_GT(st.bytes_written, 2 * format::kHeaderSize);
 }
 
 // Builds an uncompressed frame around any raw payload (the crash path's form).
