@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -461,6 +462,67 @@ TEST(RollingFileSink, RecoversAfterTheDirectoryIsRemoved) {
   EXPECT_EQ(fc.segments[0].header.sequence, after.sequence);
   EXPECT_EQ(sink->stats().batches_failed, 2u);
   EXPECT_EQ(sink->stats().batches_written, 4u);
+}
+
+// A real full disk: a 64 KiB tmpfs (needs CAP_SYS_ADMIN; skipped without it).
+class TinyTmpfs {
+ public:
+  explicit TinyTmpfs(const std::string& path) : path_(path) {
+    fs::create_directories(path_);
+    mounted_ = mount("tmpfs", path_.c_str(), "tmpfs", 0, "size=64k,mode=0755") == 0;
+  }
+  ~TinyTmpfs() {
+    if (mounted_) umount2(path_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+};
+
+TEST(RollingFileSink, FullDiskLeavesNoTornFrameAndRecoversWhenSpaceIsFreed) {
+  TempDir tmp;
+  TinyTmpfs disk(tmp.file("disk"));
+  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here";
+  const std::string dir = tmp.file("disk") + "/out";
+  auto sink = make_rolling_file_sink(config_for(dir, 1 << 20, 24 * 1024));
+  sink->begin_session(session());
+  BatchMaker maker;
+  StderrCapture capture;
+  int written = 0;
+  bool failed = false;
+  for (int i = 0; i < 200 && !failed; ++i) {
+    if (sink->write(maker.next(300).batch()))
+      ++written;
+    else
+      failed = true;
+  }
+  ASSERT_TRUE(failed) << "the disk never filled";
+  ASSERT_GT(written, 0);
+  EXPECT_FALSE(sink->write(maker.next(300).batch()));  // backing off
+
+  // Whatever is on the disk is whole frames only, and every file decodes.
+  uint64_t events = 0;
+  for (const auto& [name, size] : ringprof_files(dir)) {
+    FileContents fc;
+    EXPECT_TRUE(decode_file_alone(dir + "/" + name, &fc));
+    events += fc.events;
+  }
+  EXPECT_EQ(events, static_cast<uint64_t>(written) * 300);
+
+  // Space is freed (someone cleans up); after the back-off writing resumes.
+  for (const auto& [name, size] : ringprof_files(dir)) fs::remove(dir + "/" + name);
+  sleep_past_backoff();
+  EXPECT_TRUE(sink->write(maker.next(300).batch()));
+  const std::string err = capture.finish();
+  EXPECT_EQ(count_warnings(err), 1u) << err;
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+  sink->end_session();
+  const auto files = ringprof_files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  FileContents fc;
+  EXPECT_TRUE(decode_file_alone(dir + "/" + files.begin()->first, &fc));
 }
 
 // Restores RLIMIT_FSIZE (and SIGXFSZ's disposition) whatever the test does.
