@@ -55,7 +55,6 @@ int record(int threads, uint64_t events, const std::string& end) {
 
 int stream() {
   ringprof::start();
-  std::atomic<bool> ready{false};
   auto body = [&](int t) {
     ringprof::set_thread_name("stream-" + std::to_string(t));
     for (uint64_t i = 0;; ++i) {

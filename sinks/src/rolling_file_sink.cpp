@@ -92,8 +92,16 @@ class RollingFileSink final : public Sink {
 
     if (!encode(batch)) return refuse();
     if (frame_.size() > max_bytes_) {
-      // No amount of deleting makes room for it.
+      // No amount of deleting makes room for it. Not disk trouble, so no
+      // back-off, but say so once: the budget is set too small.
       encoder_.rollback_last();
+      if (!warned_oversize_) {
+        std::fprintf(stderr,
+                     "ringprof: warning: a %zu-byte segment exceeds RINGPROF_MAX_BYTES=%llu in %s; such segments are "
+                     "dropped and counted (raise the budget or lower RINGPROF_BATCH_EVENTS)\n",
+                     frame_.size(), static_cast<unsigned long long>(max_bytes_), dir_.c_str());
+        warned_oversize_ = true;
+      }
       return refuse();
     }
 
@@ -288,6 +296,7 @@ class RollingFileSink final : public Sink {
   uint64_t frames_ = 0;  // frames in the current file
 
   bool troubled_ = false;     // inside a trouble episode (warned already)
+  bool warned_oversize_ = false;
   bool needs_scan_ = true;    // rescan the directory before the next file
   uint64_t retry_at_ns_ = 0;  // refuse batches until then (0: not backing off)
 
