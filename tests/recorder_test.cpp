@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <vector>
@@ -273,3 +274,36 @@ TEST(Recorder, ForkedChildRecordsNothingIntoTheParent) {
   EXPECT_EQ(sink->location_name(sink->events[0].event.loc), "before-fork");
   EXPECT_EQ(sink->location_name(sink->events[1].event.loc), "after-fork");
 }
+
+// Timestamps reach the sink as CLOCK_MONOTONIC nanoseconds whichever clock
+// recorded them: an event recorded between two kernel clock reads lands
+// between them (exactly for the monotonic fallback; within the TSC
+// calibration's error, far below 50 µs, for the TSC).
+class ClockTest : public ::testing::TestWithParam<ClockChoice> {};
+
+TEST_P(ClockTest, EventTimesAreMonotonicNanoseconds) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.clock = GetParam();
+  ASSERT_TRUE(start(c, sink));
+  std::vector<std::pair<uint64_t, uint64_t>> brackets;
+  for (int i = 0; i < 50; ++i) {
+    const uint64_t before = detail::monotonic_ns();
+    RINGPROF_INSTANT("timed");
+    const uint64_t after = detail::monotonic_ns();
+    brackets.emplace_back(before, after);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  stop();
+  ASSERT_EQ(sink->events.size(), brackets.size());
+  const uint64_t slack = GetParam() == ClockChoice::Monotonic ? 0 : 50000;
+  for (size_t i = 0; i < brackets.size(); ++i) {
+    EXPECT_GE(sink->events[i].event.ts + slack, brackets[i].first) << i;
+    EXPECT_LE(sink->events[i].event.ts, brackets[i].second + slack) << i;
+  }
+  EXPECT_EQ(sink->session.clock.source, GetParam() == ClockChoice::Monotonic ? ClockSource::Monotonic
+                                         : detail::g_use_tsc.load() ? ClockSource::Tsc
+                                                                    : ClockSource::Monotonic);
+}
+
+INSTANTIATE_TEST_SUITE_P(Clocks, ClockTest, ::testing::Values(ClockChoice::Auto, ClockChoice::Monotonic));
