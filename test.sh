@@ -37,8 +37,14 @@ cmake --build build/test-fuzz -j"$JOBS" --target segment_decoder_fuzz ringprof_d
 rm -rf build/test-fuzz/corpus build/test-fuzz/seed && mkdir -p build/test-fuzz/corpus
 RINGPROF_DIR=build/test-fuzz/seed RINGPROF_FILE_BYTES=64K ./build/test-fuzz/examples/ringprof_demo 20 >/dev/null
 cp build/test-fuzz/seed/*.rpf build/test-fuzz/corpus/
-./build/test-fuzz/tests/segment_decoder_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=65536 -print_final_stats=1 \
-  build/test-fuzz/corpus 2>&1 | tail -n 3
+# A crash, leak or sanitizer report makes the fuzzer exit non-zero, and set -e stops here.
+if ! ./build/test-fuzz/tests/segment_decoder_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=65536 \
+     -print_final_stats=1 build/test-fuzz/corpus >build/test-fuzz/fuzz.log 2>&1; then
+  tail -n 40 build/test-fuzz/fuzz.log
+  echo "test.sh: the segment decoder fuzzer found a crash" >&2
+  exit 1
+fi
+grep -E "stat::number_of_executed_units|Done" build/test-fuzz/fuzz.log || true
 
 echo "=== install check: find_package and pkg-config ==="
 ./tests/install_check.sh build/test-release
