@@ -275,6 +275,65 @@ TEST(Recorder, ForkedChildRecordsNothingIntoTheParent) {
   EXPECT_EQ(sink->location_name(sink->events[1].event.loc), "after-fork");
 }
 
+TEST(Recorder, ForkedChildCanRecordIntoItsOwnSink) {
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(quiet_config(), sink));
+  RINGPROF_INSTANT("parent-before");  // the forking thread owns a ring at fork time
+  const pid_t pid = fork();
+  if (pid == 0) {
+    auto child_sink = std::make_shared<CaptureSink>();
+    if (!start(quiet_config(), child_sink)) _exit(10);
+    for (int i = 0; i < 100; ++i) RINGPROF_INSTANT("child-main");
+    std::thread t([] {
+      for (int i = 0; i < 50; ++i) RINGPROF_INSTANT("child-thread");
+    });
+    t.join();
+    stop();
+    if (child_sink->events.size() != 150) _exit(11);
+    for (const auto& e : child_sink->events) {
+      const std::string n = child_sink->location_name(e.event.loc);
+      if (n != "child-main" && n != "child-thread") _exit(12);  // nothing of the parent's
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: start failed, 11: events lost, 12: parent events leaked in";
+  RINGPROF_INSTANT("parent-after");
+  stop();
+  EXPECT_EQ(sink->events.size(), 2u);
+}
+
+TEST(Recorder, OneBusyThreadDoesNotStarveTheOthers) {
+  // A thread recording flat out must not keep the drainer on its ring: a
+  // second thread's events and flush() still get through.
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.ring_bytes = 1u << 20;
+  ASSERT_TRUE(start(c, sink));
+  std::atomic<bool> quit{false};
+  std::thread busy([&] {
+    while (!quit.load(std::memory_order_relaxed)) {
+      RINGPROF_ZONE("busy");
+    }
+  });
+  uint32_t me = 0;
+  std::thread quiet([&] {
+    for (int i = 0; i < 100; ++i) RINGPROF_INSTANT("quiet");
+    me = detail::t_slot.ring->thread_index;
+  });
+  quiet.join();
+  const auto t0 = std::chrono::steady_clock::now();
+  flush();
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  quit = true;
+  busy.join();
+  stop();
+  EXPECT_EQ(sink->count_for(me), 100u);
+  EXPECT_LT(waited, std::chrono::seconds(5)) << "flush() must not wait for a busy ring to run dry";
+}
+
 // Timestamps reach the sink as CLOCK_MONOTONIC nanoseconds whichever clock
 // recorded them: an event recorded between two kernel clock reads lands
 // between them (exactly for the monotonic fallback; within the TSC

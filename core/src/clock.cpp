@@ -71,6 +71,8 @@ static void paired_read(ClockSource source, uint64_t* ticks, uint64_t* mono) noe
 
 TickConverter::TickConverter(ClockSource source) : source_(source) {
   paired_read(source_, &tick_base_, &mono_base_);
+  cal_ticks_ = tick_base_;
+  cal_mono_ = mono_base_;
   real_base_ = realtime_now_ns() - (monotonic_now_ns() - mono_base_);
   if (source_ == ClockSource::Tsc) {
     // A first rate over ~2 ms of spinning; refine() improves it as time passes.
@@ -87,8 +89,14 @@ void TickConverter::refine() noexcept {
   if (source_ != ClockSource::Tsc) return;
   uint64_t t = 0, m = 0;
   paired_read(source_, &t, &m);
-  if (m - mono_base_ < 50000000 || t <= tick_base_) return;  // too short a baseline to improve
-  ticks_per_second_ = static_cast<double>(t - tick_base_) * 1e9 / static_cast<double>(m - mono_base_);
+  if (m - cal_mono_ < 50000000 || t <= cal_ticks_) return;  // too short a baseline to improve
+  // The rate comes from the whole baseline since construction; the mapping is
+  // re-anchored where the old one stands now, so converted times never jump
+  // (a jump would reorder a thread's events or shorten a zone).
+  const uint64_t here = to_ns(t);
+  ticks_per_second_ = static_cast<double>(t - cal_ticks_) * 1e9 / static_cast<double>(m - cal_mono_);
+  tick_base_ = t;
+  mono_base_ = here;
   mult_ = static_cast<uint64_t>(1e9 / ticks_per_second_ * 4294967296.0);
 }
 
@@ -110,7 +118,7 @@ ClockCalibration TickConverter::calibration() const noexcept {
   c.ticks_per_second = ticks_per_second_;
   c.tick_base = tick_base_;
   c.monotonic_base_ns = mono_base_;
-  c.realtime_base_ns = real_base_;
+  c.realtime_base_ns = mono_base_ + (real_base_ - cal_mono_);  // the same wall-clock offset at the current anchor
   return c;
 }
 

@@ -34,7 +34,9 @@ class TickConverter {
 
  private:
   ClockSource source_;
-  uint64_t tick_base_ = 0;
+  uint64_t cal_ticks_ = 0;  // the first pair: the baseline every rate is measured over
+  uint64_t cal_mono_ = 0;
+  uint64_t tick_base_ = 0;  // the current anchor of the mapping
   uint64_t mono_base_ = 0;
   uint64_t real_base_ = 0;
   uint64_t mult_ = 1ull << 32;  // ns per tick, 32.32 fixed point

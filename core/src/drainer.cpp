@@ -16,13 +16,24 @@
 namespace ringprof {
 
 namespace {
+using RingQueue = moodycamel::ConcurrentQueue<Ring*>;
 // Immortal: threads may register a ring while the process exits, after
 // function-local statics would have been destroyed.
-moodycamel::ConcurrentQueue<Ring*>& new_rings() {
-  static auto* q = new moodycamel::ConcurrentQueue<Ring*>();
-  return *q;
+std::atomic<RingQueue*> g_new_rings{nullptr};
+std::once_flag g_new_rings_once;
+
+RingQueue& new_rings() {
+  std::call_once(g_new_rings_once, [] { g_new_rings.store(new RingQueue(), std::memory_order_release); });
+  return *g_new_rings.load(std::memory_order_acquire);
 }
 }  // namespace
+
+void reset_new_ring_queue_after_fork() noexcept {
+  // The parent's queue may have been mid-operation in another thread at the
+  // moment of fork; the child starts with an empty one (the old one leaks).
+  std::call_once(g_new_rings_once, [] {});
+  g_new_rings.store(new (std::nothrow) RingQueue(), std::memory_order_release);
+}
 
 void enqueue_new_ring(Ring* ring) noexcept {
   if (!new_rings().enqueue(ring)) {
@@ -40,7 +51,8 @@ Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t sess
 }
 
 Drainer::~Drainer() {
-  if (thread_.joinable()) stop();
+  // The recorder deletes a drainer only after stop() returned true.
+  if (thread_.joinable()) stop(std::chrono::seconds(10));
 }
 
 bool Drainer::start() {
@@ -59,13 +71,20 @@ bool Drainer::start() {
   return true;
 }
 
-void Drainer::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_requested_ = true;
-  }
+bool Drainer::stop(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  stop_requested_ = true;
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return true;
+  if (!flushed_.wait_for(lock, limit, [&] { return finished_; })) {
+    // A sink stuck on a dead disk: leave the thread behind rather than hang
+    // the application. The caller must then never delete this drainer.
+    thread_.detach();
+    return false;
+  }
+  lock.unlock();
+  thread_.join();
+  return true;
 }
 
 void Drainer::flush() {
@@ -102,7 +121,7 @@ SessionInfo Drainer::session_info() const {
 
 void Drainer::run() {
   prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
-  sink_->begin_session(session_info());
+  guarded([&] { sink_->begin_session(session_info()); });
   uint64_t last_refine = monotonic_now_ns();
   bool hot = false;
   for (;;) {
@@ -115,37 +134,58 @@ void Drainer::run() {
       stopping = stop_requested_;
       flush_ticket = flush_requested_;
     }
-    adopt_new_rings();
-    hot = drain_all();
-    const uint64_t now = monotonic_now_ns();
-    const bool aged = !events_.empty() &&
-                      now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
     const bool flushing = flush_ticket > flush_done_;
-    if (aged || flushing || stopping) emit_batch();
-    reclaim_rings(false);
-    if (now - last_refine > 1000000000ull) {
-      clock_.refine();
-      last_refine = now;
-    }
+    guarded([&] {
+      adopt_new_rings();
+      hot = drain_all();
+      const uint64_t now = monotonic_now_ns();
+      const bool aged = !events_.empty() &&
+                        now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
+      if (aged || flushing) emit_batch();
+      reclaim_rings(false);
+      if (now - last_refine > 1000000000ull) {
+        clock_.refine();
+        last_refine = now;
+      }
+      if (flushing) sink_->flush();
+    });
     if (flushing) {
-      sink_->flush();
       std::lock_guard<std::mutex> lock(mutex_);
       flush_done_ = flush_ticket;
       flushed_.notify_all();
     }
     if (stopping) break;
   }
-  // Final pass: anything committed before stop() is in the rings now.
-  adopt_new_rings();
-  drain_all();
-  emit_batch();
-  sink_->end_session();
-  reclaim_rings(true);
+  // Final pass: anything committed before stop() is in the rings now. Rings
+  // are drained and their drops counted before the last batch is written, so
+  // the counts in the files and in recorder_stats() agree.
+  guarded([&] {
+    adopt_new_rings();
+    drain_all();
+    reclaim_rings(true);
+    emit_batch();
+  });
+  guarded([&] { sink_->end_session(); });
   {
     std::lock_guard<std::mutex> lock(mutex_);
     flush_done_ = flush_requested_;
+    finished_ = true;
   }
   flushed_.notify_all();
+}
+
+template <typename F>
+void Drainer::guarded(F&& f) noexcept {
+  // Out of memory (or a throwing user sink) must not terminate the
+  // application through this thread: warn once, skip this round, go on.
+  try {
+    f();
+  } catch (...) {
+    if (!warned_exception_) {
+      std::fprintf(stderr, "ringprof: warning: the drainer hit an error (out of memory?); events may be lost\n");
+      warned_exception_ = true;
+    }
+  }
 }
 
 void Drainer::adopt_new_rings() {
@@ -191,8 +231,11 @@ void Drainer::account_drops(ThreadState& t) {
 void Drainer::drain_ring(ThreadState& t) {
   Ring* r = t.ring;
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
+  // Only what was there on entry: a thread that records faster than the
+  // drainer reads must not keep it from the other rings (or from stop()).
+  uint64_t budget = r->readable();
   for (;;) {
-    const uint64_t ready = r->readable();
+    const uint64_t ready = std::min(r->readable(), budget);
     if (ready == 0) return;
     if (events_.size() >= cap) emit_batch();
     if (events_.empty()) batch_started_mono_ = monotonic_now_ns();
@@ -246,6 +289,7 @@ void Drainer::drain_ring(ThreadState& t) {
       batch_last_ns_ = std::max(batch_last_ns_, out.ts);
     }
     r->consume(i);
+    budget -= i;
     if (run.count == 0) runs_.pop_back();
   }
 }
@@ -266,7 +310,12 @@ void Drainer::emit_batch() {
   b.locations = locations_.all();
   b.first_ns = events_.empty() ? 0 : batch_first_ns_;
   b.last_ns = events_.empty() ? 0 : batch_last_ns_;
-  const bool ok = sink_->write(b);
+  bool ok = false;
+  try {
+    ok = sink_->write(b);
+  } catch (...) {
+    ok = false;  // a throwing sink loses the batch, which is counted below
+  }
   if (ok) {
     events_written_.fetch_add(events_.size(), std::memory_order_relaxed);
     for (const ThreadInfo& reported : batch_threads_) {

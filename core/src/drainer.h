@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -36,7 +37,9 @@ class Drainer {
   // Starts the thread. False when the thread could not be created.
   bool start();
   // Drains and writes everything, ends the sink's session, joins the thread.
-  void stop();
+  // Returns false when the thread did not finish within `limit`: it is then
+  // left running detached and this object must never be deleted.
+  bool stop(std::chrono::milliseconds limit);
   // Drains and writes everything recorded so far, waits until the sink has it.
   void flush();
 
@@ -51,6 +54,8 @@ class Drainer {
   };
 
   void run();
+  template <typename F>
+  void guarded(F&& f) noexcept;
   void adopt_new_rings();
   bool drain_all();  // true when some ring was past the fill threshold
   void drain_ring(ThreadState& t);
@@ -84,6 +89,8 @@ class Drainer {
   bool stop_requested_ = false;
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;
+  bool finished_ = false;
+  bool warned_exception_ = false;
 
   std::atomic<uint64_t> events_written_{0};
   std::atomic<uint64_t> dropped_ring_{0};
@@ -96,5 +103,7 @@ class Drainer {
 // The queue through which a thread's new ring reaches the drainer.
 void enqueue_new_ring(Ring* ring) noexcept;
 bool dequeue_new_ring(Ring** ring) noexcept;
+// In a forked child: a fresh, empty queue.
+void reset_new_ring_queue_after_fork() noexcept;
 
 }  // namespace ringprof

@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -25,10 +27,13 @@ constinit std::atomic<bool> g_use_tsc{false};
 
 namespace {
 
+// How long stop() (and so exit()) waits for the drainer to write what is
+// left before leaving it behind: a dead disk must not hang the application.
+constexpr std::chrono::seconds kStopLimit{10};
+
 struct RecorderState {
   std::mutex control;
   Drainer* drainer = nullptr;
-  uint32_t last_session = 0;
   bool exit_hook_installed = false;
   bool flush_at_exit = true;  // of the running session
   RecorderStats last_stats;  // of the most recent session, after stop()
@@ -44,6 +49,9 @@ RecorderState& state() {
   return *g_state;
 }
 
+// Session ids are never reused in a process, a forked child included: a ring
+// of an earlier session (or of the parent) must never pass for a current one.
+constinit std::atomic<uint32_t> g_last_session{0};
 constinit std::atomic<uint32_t> g_ring_capacity{16384};
 constinit std::atomic<uint32_t> g_next_thread_index{1};
 constinit std::atomic<uint64_t> g_step_counter{0};
@@ -81,6 +89,10 @@ void fork_child() {
   detail::g_session.store(0, std::memory_order_relaxed);
   g_state = new RecorderState();  // the parent's copy is abandoned, never unlocked
   g_state->exit_hook_installed = true;
+  // The forking thread's ring is the parent's copy, read by no drainer here;
+  // forget it (it leaks) so a start() in the child gives this thread a new one.
+  detail::t_slot = {nullptr, 0};
+  reset_new_ring_queue_after_fork();
 }
 
 }  // namespace
@@ -89,6 +101,9 @@ namespace detail {
 
 Ring* attach_thread(uint32_t session) noexcept {
   if (t_exiting) return nullptr;
+  // Pairs with the release store of g_session in start(): the clock choice
+  // and ring size of this session are visible before the ring is made.
+  std::atomic_thread_fence(std::memory_order_acquire);
   ThreadSlot& slot = t_slot;
   if (slot.ring) {  // a ring of an earlier session
     slot.ring->retire();
@@ -171,11 +186,18 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   if (config.clock == ClockChoice::Tsc && source != ClockSource::Tsc)
     std::fprintf(stderr, "ringprof: warning: RINGPROF_CLOCK=tsc but this CPU has no invariant TSC; using CLOCK_MONOTONIC\n");
   detail::g_use_tsc.store(source == ClockSource::Tsc, std::memory_order_relaxed);
-  g_ring_capacity.store(config.ring_bytes / sizeof(Event), std::memory_order_relaxed);
-  const uint32_t session = ++s.last_session;
+  const uint32_t session = g_last_session.fetch_add(1, std::memory_order_relaxed) + 1;
+  // A Config built in code is not range-checked by config_from_env().
+  Config safe = config;
+  safe.drain_interval_ms = std::clamp<uint32_t>(safe.drain_interval_ms, 1, 1000);
+  safe.flush_interval_ms = std::max<uint32_t>(safe.flush_interval_ms, 1);
+  safe.batch_events = std::clamp<uint32_t>(safe.batch_events, 1024, 1u << 22);
+  safe.ring_drain_percent = std::clamp<uint32_t>(safe.ring_drain_percent, 1, 100);
+  safe.ring_bytes = std::clamp<uint32_t>(safe.ring_bytes, 64 * sizeof(Event), 1u << 30);
+  g_ring_capacity.store(safe.ring_bytes / sizeof(Event), std::memory_order_relaxed);
   Drainer* d = nullptr;
   try {
-    d = new Drainer(config, std::move(sink), session, source);
+    d = new Drainer(safe, std::move(sink), session, source);
   } catch (...) {
     std::fprintf(stderr, "ringprof: warning: could not start recording (out of memory)\n");
     return false;
@@ -196,9 +218,16 @@ void stop() {
   std::lock_guard<std::mutex> lock(s.control);
   if (!s.drainer) return;
   detail::g_session.store(0, std::memory_order_release);
-  s.drainer->stop();
+  const bool finished = s.drainer->stop(kStopLimit);
   s.last_stats = s.drainer->stats();
-  delete s.drainer;
+  if (finished) {
+    delete s.drainer;
+  } else {
+    std::fprintf(stderr,
+                 "ringprof: warning: the drainer did not finish writing within %lld s (stuck disk?); "
+                 "leaving it behind, events still in memory may be lost\n",
+                 static_cast<long long>(kStopLimit.count()));
+  }
   s.drainer = nullptr;
 }
 

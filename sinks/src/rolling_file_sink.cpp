@@ -120,11 +120,11 @@ class RollingFileSink final : public Sink {
         if (!rotate_and_reencode(batch)) return false;
         if (!make_room()) {
           encoder_.rollback_last();
-          return refuse();
+          return refuse_over_budget();
         }
       } else {
         encoder_.rollback_last();
-        return refuse();
+        return refuse_over_budget();
       }
     }
 
@@ -232,6 +232,10 @@ class RollingFileSink final : public Sink {
     }
     size_ = 0;
     frames_ = 0;
+    // Look at the directory again before the next file: other processes
+    // (DDP ranks sharing one directory, say) add files, and the budget is
+    // for all of them together.
+    needs_scan_ = true;
   }
 
   // Seals the current file, opens the next and encodes `batch` again as its
@@ -239,6 +243,9 @@ class RollingFileSink final : public Sink {
   bool rotate_and_reencode(const Batch& batch) {
     encoder_.rollback_last();
     close_current();
+    if (needs_scan_) {
+      if (const int err = prepare_directory(); err != 0) return fail(dir_, err);
+    }
     if (const int err = open_next_file(); err != 0) return fail(last_path_, err);
     if (!encode(batch)) return refuse();
     return true;
@@ -251,6 +258,18 @@ class RollingFileSink final : public Sink {
       files_deleted_.fetch_add(1, std::memory_order_relaxed);
     }
     return true;
+  }
+
+  // Files we cannot delete (another owner, read-only) fill the budget.
+  bool refuse_over_budget() {
+    if (!warned_budget_) {
+      std::fprintf(stderr,
+                   "ringprof: warning: %s holds more than RINGPROF_MAX_BYTES=%llu in files ringprof cannot delete; "
+                   "events are dropped and counted until there is room\n",
+                   dir_.c_str(), static_cast<unsigned long long>(max_bytes_));
+      warned_budget_ = true;
+    }
+    return refuse();
   }
 
   bool refuse() {
@@ -297,6 +316,7 @@ class RollingFileSink final : public Sink {
 
   bool troubled_ = false;     // inside a trouble episode (warned already)
   bool warned_oversize_ = false;
+  bool warned_budget_ = false;
   bool needs_scan_ = true;    // rescan the directory before the next file
   uint64_t retry_at_ns_ = 0;  // refuse batches until then (0: not backing off)
 
