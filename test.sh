@@ -16,8 +16,16 @@ run_config() {
   echo "=== $name ==="
   cmake -S . -B "build/test-$name" -DRINGPROF_WERROR=ON "$@" >/dev/null
   cmake --build "build/test-$name" -j"$JOBS"
-  (cd "build/test-$name" && ctest --output-on-failure -j"$JOBS" --timeout 600)
+  if ! (cd "build/test-$name" && ctest --output-on-failure -j"$JOBS" --timeout 600 >ctest.log 2>&1); then
+    cat "build/test-$name/ctest.log"
+    echo "test.sh: tests failed in the $name configuration" >&2
+    exit 1
+  fi
+  tail -n 3 "build/test-$name/ctest.log"
+  n="$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9][0-9]*\).*/\1/p' "build/test-$name/ctest.log")"
+  TOTAL=$((TOTAL + ${n:-0}))
 }
+TOTAL=0
 
 for c in $CONFIGS; do
   case "$c" in
@@ -52,4 +60,5 @@ grep -E "stat::number_of_executed_units|Done" build/test-fuzz/fuzz.log || true
 
 echo "=== install check: find_package and pkg-config ==="
 ./tests/install_check.sh build/test-release
-echo "test.sh: all configurations passed"
+echo "test.sh: all configurations passed ($CONFIGS, fuzzing, install check)"
+echo "ringprof: $TOTAL passed, 0 failed"
