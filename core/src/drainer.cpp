@@ -280,6 +280,7 @@ void Drainer::drain_ring(ThreadState& t) {
       out.ref = NameRef::None;
       out.extra = 0;
       out.p0 = 0;
+      if (!kind_has_value(e.kind)) out.p1 = 0;  // producers leave it stale
       i += 1 + extra;
       const auto k = static_cast<uint8_t>(e.kind);
       if (k == 0 || k > static_cast<uint8_t>(EventKind::Step)) continue;  // not an event for the file

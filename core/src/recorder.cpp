@@ -19,7 +19,7 @@
 namespace ringprof {
 namespace detail {
 
-thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {nullptr, 0};
+thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {nullptr, kNoSession};
 constinit std::atomic<uint32_t> g_session{0};
 constinit std::atomic<bool> g_use_tsc{false};
 
@@ -68,7 +68,7 @@ struct ThreadExitHook {
       Ring::release(detail::t_slot.ring);
       detail::t_slot.ring = nullptr;
     }
-    detail::t_slot.session = 0;
+    detail::t_slot.session = detail::kNoSession;
   }
 };
 thread_local ThreadExitHook t_exit_hook;
@@ -91,7 +91,7 @@ void fork_child() {
   g_state->exit_hook_installed = true;
   // The forking thread's ring is the parent's copy, read by no drainer here;
   // forget it (it leaks) so a start() in the child gives this thread a new one.
-  detail::t_slot = {nullptr, 0};
+  detail::t_slot = {nullptr, detail::kNoSession};
   reset_new_ring_queue_after_fork();
 }
 
@@ -100,7 +100,7 @@ void fork_child() {
 namespace detail {
 
 Ring* attach_thread(uint32_t session) noexcept {
-  if (t_exiting) return nullptr;
+  if (t_exiting) return Ring::refusing();
   // Pairs with the release store of g_session in start(): the clock choice
   // and ring size of this session are visible before the ring is made.
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -117,7 +117,8 @@ Ring* attach_thread(uint32_t session) noexcept {
   if (!r) {
     if (!g_warned_ring_alloc.exchange(true))
       std::fprintf(stderr, "ringprof: warning: no memory for a thread's event ring; that thread records nothing\n");
-    return nullptr;
+    slot.ring = Ring::refusing();
+    return slot.ring;
   }
   r->thread_index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   r->session = session;
@@ -129,14 +130,15 @@ Ring* attach_thread(uint32_t session) noexcept {
 }
 
 bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
-  Ring* r = current_ring();
+  const uint32_t session = g_session.load(std::memory_order_relaxed);
+  Ring* r = ring_for(session);
   if (!r) return false;
   const size_t len = name.size() < kMaxInlineName ? name.size() : kMaxInlineName;
   const uint32_t extra = continuation_slots(len);
   const uint64_t first = r->head_position();
   Event* s = r->reserve(1 + extra);
   if (!s) return false;
-  s->ts = now_ticks();
+  s->ts = now_ticks(session);
   s->kind = kind;
   s->ref = NameRef::Inline;
   s->extra = static_cast<uint16_t>(len);
@@ -186,7 +188,8 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   if (config.clock == ClockChoice::Tsc && source != ClockSource::Tsc)
     std::fprintf(stderr, "ringprof: warning: RINGPROF_CLOCK=tsc but this CPU has no invariant TSC; using CLOCK_MONOTONIC\n");
   detail::g_use_tsc.store(source == ClockSource::Tsc, std::memory_order_relaxed);
-  const uint32_t session = g_last_session.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint32_t id = g_last_session.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint32_t session = (id << 1) | (source == ClockSource::Tsc ? detail::kSessionTscBit : 0);
   // A Config built in code is not range-checked by config_from_env().
   Config safe = config;
   safe.drain_interval_ms = std::clamp<uint32_t>(safe.drain_interval_ms, 1, 1000);

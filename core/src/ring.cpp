@@ -17,12 +17,19 @@ Ring* Ring::create(uint32_t capacity_events, uint32_t tid) noexcept {
   r->slots_ = reinterpret_cast<Event*>(static_cast<char*>(mem) + header);
   r->capacity_ = cap;
   r->mask_ = cap - 1;
+  r->limit_ = cap;
   r->tid_ = tid;
   return r;
 }
 
+Ring* Ring::refusing() noexcept {
+  // capacity 0: every claim fails. The slot pointer is never dereferenced.
+  static Ring r;
+  return &r;
+}
+
 void Ring::release(Ring* r) noexcept {
-  if (!r) return;
+  if (!r || r == refusing()) return;
   if (r->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     r->~Ring();
     std::free(r);

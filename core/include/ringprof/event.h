@@ -12,9 +12,10 @@
 //   12     4    loc    location id. Producers write 0; the drainer resolves the
 //                      name (pointer or inline bytes) into a process-wide id.
 //   16     8    p0     name reference: a `ringprof_source_location*`, a
-//                      `const char*` with static storage, or unused.
+//                      `const char*` with static storage; not written (stale)
+//                      when ref is None.
 //   24     8    p1     kind payload: counter value (IEEE double bits), flow id,
-//                      step number.
+//                      step number; not written (stale) for kinds without one.
 //
 // Ownership: a producer thread writes events only into its own ring; the drainer
 // reads them out, resolves names and rewrites `ts` and `loc` in its own copy. No

@@ -7,13 +7,14 @@
 // Positions never wrap in practice (2^64 events).
 //
 // Ownership and memory order:
-//   - `head`, `cached_tail` and `dropped` are written only by the owning thread.
+//   - `head`, `limit` and `dropped` are written only by the owning thread.
 //     The producer fills slots first, then publishes them with one release
 //     store of `head` (prepare, then release-commit), so a multi-slot record
 //     (an event and its Continuation slots) becomes visible all at once.
 //   - `tail` is written only by the drainer, with a release store after it has
-//     copied the slots out; the producer acquires it only when its cached copy
-//     says the ring is full, so the common path touches no shared cache line.
+//     copied the slots out; the producer acquires it only when `limit` (tail
+//     as last seen + capacity) says the ring is full, so the common path
+//     touches no shared cache line.
 //   - A full ring never blocks: the record is dropped and `dropped` counts one
 //     per lost event (an event and its continuations count as one).
 //   - Inline names: an event with NameRef::Inline is followed by
@@ -39,6 +40,9 @@ class Ring {
  public:
   // capacity_events is rounded up to a power of two, at least 64.
   static Ring* create(uint32_t capacity_events, uint32_t tid) noexcept;
+  // A ring that holds nothing and refuses every event (counting the drops),
+  // for threads whose own ring could not be allocated. Never released.
+  static Ring* refusing() noexcept;
   // Drops one reference; frees the ring when it was the last.
   static void release(Ring* r) noexcept;
 
@@ -48,15 +52,34 @@ class Ring {
   // counts one drop) when they do not fit. Call commit(n) after filling them.
   __attribute__((always_inline)) Event* reserve(uint32_t n) noexcept {
     const uint64_t h = head_.load(std::memory_order_relaxed);
-    if (h + n - cached_tail_ > capacity_) [[unlikely]] {
-      cached_tail_ = tail_.load(std::memory_order_acquire);
-      if (h + n - cached_tail_ > capacity_) {
+    if (h + n > limit_) [[unlikely]] {
+      limit_ = tail_.load(std::memory_order_acquire) + capacity_;
+      if (h + n > limit_) {
         dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return nullptr;
       }
     }
     return slots_ + (h & mask_);
   }
+  // The hot path's form of reserve(): claims `n` slots starting at *pos
+  // (write them with slot_at) or counts a drop and returns false. Publish
+  // with publish(*pos + n).
+  __attribute__((always_inline)) bool claim(uint32_t n, uint64_t* pos) noexcept {
+    const uint64_t h = head_.load(std::memory_order_relaxed);
+    if (h + n > limit_) [[unlikely]] {
+      limit_ = tail_.load(std::memory_order_acquire) + capacity_;
+      if (h + n > limit_) {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return false;
+      }
+    }
+    *pos = h;
+    return true;
+  }
+  __attribute__((always_inline)) void publish(uint64_t new_head) noexcept {
+    head_.store(new_head, std::memory_order_release);
+  }
+
   // Reserve for records of more than one slot, which may straddle the end of
   // the array: the caller writes slot k at slot_at(first + k).
   Event* slot_at(uint64_t pos) noexcept { return slots_ + (pos & mask_); }
@@ -108,7 +131,7 @@ class Ring {
 
   // producer cache line
   alignas(64) std::atomic<uint64_t> head_{0};
-  uint64_t cached_tail_ = 0;
+  uint64_t limit_ = 0;  // tail as last seen + capacity: the producer may fill up to here
   std::atomic<uint64_t> dropped_{0};
   Event* slots_ = nullptr;
   uint64_t mask_ = 0;

@@ -67,23 +67,35 @@ struct ThreadSlot {
 // constinit: no dynamic initialisation, so access needs no TLS wrapper call;
 // initial-exec: a fixed offset from the thread pointer, no __tls_get_addr.
 extern thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
-// 0 while recording is off, else the id of the current recording session.
+// 0 while recording is off. Otherwise the current session: (id << 1) | 1
+// when timestamps come from the TSC, (id << 1) when from CLOCK_MONOTONIC, so
+// the hot path learns both from one load.
 extern std::atomic<uint32_t> g_session;
-// true when timestamps come from the TSC, false for CLOCK_MONOTONIC.
+inline constexpr uint32_t kSessionTscBit = 1;
+// The clock of the current or last session (for tests and tools).
 extern std::atomic<bool> g_use_tsc;
 
-// Creates and registers the calling thread's ring for `session`. nullptr when
-// that fails (the thread then records nothing and says so once).
+// Creates and registers the calling thread's ring for `session`. When that
+// fails it returns a shared ring of capacity zero, so every later event of the
+// thread is refused without a branch of its own (it says so once).
 Ring* attach_thread(uint32_t session) noexcept;
 
 #define RINGPROF_HOT inline __attribute__((always_inline))
 
-RINGPROF_HOT Ring* current_ring() noexcept {
-  const uint32_t s = g_session.load(std::memory_order_relaxed);
-  if (s == 0) [[unlikely]] return nullptr;
-  if (t_slot.session != s) [[unlikely]] return attach_thread(s);
-  return t_slot.ring;
+// A thread slot's session before the thread has a ring, and after it ended:
+// never equal to g_session, so such a slot never passes for an attached one.
+inline constexpr uint32_t kNoSession = 0xffffffffu;
+
+// The calling thread's ring while session `s` records, nullptr while
+// recording is off (s == 0). One compare on the common path: a slot holds a
+// ring exactly when its session equals the current one, which is never 0.
+RINGPROF_HOT Ring* ring_for(uint32_t s) noexcept {
+  if (t_slot.session == s) [[likely]] return t_slot.ring;
+  if (s == 0) return nullptr;
+  return attach_thread(s);
 }
+
+RINGPROF_HOT Ring* current_ring() noexcept { return ring_for(g_session.load(std::memory_order_relaxed)); }
 
 inline uint64_t monotonic_ns() noexcept {
   timespec ts;
@@ -91,26 +103,32 @@ inline uint64_t monotonic_ns() noexcept {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-RINGPROF_HOT uint64_t now_ticks() noexcept {
+RINGPROF_HOT uint64_t now_ticks(uint32_t session) noexcept {
 #if defined(__x86_64__) || defined(__i386__)
-  if (g_use_tsc.load(std::memory_order_relaxed)) [[likely]] return __rdtsc();
+  if (session & kSessionTscBit) [[likely]] return __rdtsc();
 #endif
+  (void)session;
   return monotonic_ns();
 }
 
 RINGPROF_HOT bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) noexcept {
-  Ring* r = current_ring();
-  if (!r) return false;
-  Event* s = r->reserve(1);
-  if (!s) return false;
-  s->ts = now_ticks();
+  const uint32_t session = g_session.load(std::memory_order_relaxed);
+  Ring* r = ring_for(session);
+  if (!r) return false;  // off: the compiler folds this into ring_for's branch
+  uint64_t pos;
+  if (!r->claim(1, &pos)) [[unlikely]] return false;
+  Event* s = r->slot_at(pos);
+  s->ts = now_ticks(session);
   s->kind = kind;
   s->ref = ref;
   s->extra = 0;
   s->loc = 0;
-  s->p0 = p0;
-  s->p1 = p1;
-  r->commit(1);
+  // Payload words the kind does not use are left as they were: the drainer
+  // reads p0 only when `ref` names something and p1 only for kinds with a
+  // value (kind and ref are constants here, so these tests vanish).
+  if (ref != NameRef::None) s->p0 = p0;
+  if (kind_has_value(kind)) s->p1 = p1;
+  r->publish(pos + 1);
   return true;
 }
 
