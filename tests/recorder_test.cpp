@@ -275,7 +275,23 @@ TEST(Recorder, ForkedChildRecordsNothingIntoTheParent) {
   EXPECT_EQ(sink->location_name(sink->events[1].event.loc), "after-fork");
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RINGPROF_SANITIZED_RUNTIME 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RINGPROF_SANITIZED_RUNTIME 1
+#endif
+
 TEST(Recorder, ForkedChildCanRecordIntoItsOwnSink) {
+#ifdef RINGPROF_SANITIZED_RUNTIME
+  // The sanitizer runtimes of clang 14 are not fork-safe for a child that
+  // allocates and starts threads: their own allocator lock, held by a parent
+  // thread at fork, deadlocks the child inside the runtime (seen under load).
+  // glibc's malloc is fork-safe; the release build runs this test.
+  GTEST_SKIP() << "sanitizer runtime cannot start threads in the child of a multi-threaded fork";
+#endif
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(quiet_config(), sink));
   RINGPROF_INSTANT("parent-before");  // the forking thread owns a ring at fork time

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 
 #include "clock.h"
 #include "drainer.h"
@@ -83,16 +84,26 @@ void exit_handler() {
   if (flush) stop();
 }
 
+// Where a forked child builds its fresh state. The fork handler must not
+// allocate: the child of a multi-threaded process may find an allocator lock
+// held by a parent thread that does not exist there (glibc's malloc copes,
+// sanitizer runtimes do not).
+alignas(RecorderState) unsigned char g_child_state_storage[sizeof(RecorderState)];
+constinit std::atomic<bool> g_queue_reset_pending{false};
+
 void fork_child() {
   // The child has no drainer thread: recording is off there until the child
   // calls start() itself, which then writes files under its own pid.
   detail::g_session.store(0, std::memory_order_relaxed);
-  g_state = new RecorderState();  // the parent's copy is abandoned, never unlocked
+  // The parent's state is abandoned (its mutex may be held, never unlocked).
+  g_state = new (g_child_state_storage) RecorderState();
   g_state->exit_hook_installed = true;
   // The forking thread's ring is the parent's copy, read by no drainer here;
   // forget it (it leaks) so a start() in the child gives this thread a new one.
   detail::t_slot = {nullptr, detail::kNoSession};
-  reset_new_ring_queue_after_fork();
+  // The ring queue may have been mid-operation in a parent thread: start()
+  // replaces it before any thread of the child can register a ring.
+  g_queue_reset_pending.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -178,6 +189,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
     std::fprintf(stderr, "ringprof: warning: start() without a sink; recording stays off\n");
     return false;
   }
+  if (g_queue_reset_pending.exchange(false)) reset_new_ring_queue_after_fork();
   if (!s.exit_hook_installed) {
     static std::once_flag atfork_once;
     std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, fork_child); });
