@@ -77,15 +77,16 @@ TEST(Ring, FullRingDropsAndCountsWithoutBlocking) {
 TEST(Ring, MultiSlotRecordIsAllOrNothing) {
   RingPtr r(Ring::create(64, 1));
   for (uint64_t i = 0; i < 60; ++i) ASSERT_TRUE(r->push(make(i)));
-  EXPECT_EQ(r->reserve(5), nullptr);  // 60 + 5 > 64
+  uint64_t first = 0;
+  EXPECT_FALSE(r->claim(5, &first));  // 60 + 5 > 64
   EXPECT_EQ(r->dropped(), 1u);        // one record, one drop
   r->consume(60);
   // Now head sits at 60: a 6-slot record straddles the end of the array.
-  const uint64_t first = r->head_position();
-  ASSERT_NE(r->reserve(6), nullptr);
+  ASSERT_TRUE(r->claim(6, &first));
+  EXPECT_EQ(first, 60u);
   for (uint64_t k = 0; k < 6; ++k) *r->slot_at(first + k) = make(500 + k);
-  EXPECT_EQ(r->readable(), 0u);  // nothing visible before commit
-  r->commit(6);
+  EXPECT_EQ(r->readable(), 0u);  // nothing visible before publish
+  r->publish(first + 6);
   ASSERT_EQ(r->readable(), 6u);
   for (uint64_t k = 0; k < 6; ++k) EXPECT_EQ(r->peek(k).ts, 500 + k);
 }

@@ -38,13 +38,6 @@ ClockSource choose_clock(ClockChoice choice) noexcept {
   return ClockSource::Monotonic;
 }
 
-uint64_t TickConverter::read_ticks() const noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  if (source_ == ClockSource::Tsc) return __rdtsc();
-#endif
-  return monotonic_now_ns();
-}
-
 // A (ticks, monotonic) pair read as close together as possible: the tick read
 // is bracketed by two kernel clock reads and paired with their midpoint.
 static void paired_read(ClockSource source, uint64_t* ticks, uint64_t* mono) noexcept {

@@ -30,7 +30,6 @@ class TickConverter {
   void refine() noexcept;
   uint64_t to_ns(uint64_t ticks) const noexcept;
   ClockCalibration calibration() const noexcept;
-  uint64_t read_ticks() const noexcept;
 
  private:
   ClockSource source_;

@@ -22,7 +22,6 @@ namespace detail {
 
 thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {nullptr, kNoSession};
 constinit std::atomic<uint32_t> g_session{0};
-constinit std::atomic<bool> g_use_tsc{false};
 
 }  // namespace detail
 
@@ -146,9 +145,9 @@ bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
   if (!r) return false;
   const size_t len = name.size() < kMaxInlineName ? name.size() : kMaxInlineName;
   const uint32_t extra = continuation_slots(len);
-  const uint64_t first = r->head_position();
-  Event* s = r->reserve(1 + extra);
-  if (!s) return false;
+  uint64_t first;
+  if (!r->claim(1 + extra, &first)) return false;
+  Event* s = r->slot_at(first);
   s->ts = now_ticks(session);
   s->kind = kind;
   s->ref = NameRef::Inline;
@@ -162,7 +161,7 @@ bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
     const size_t take = len - off < sizeof(Event) ? len - off : sizeof(Event);
     std::memcpy(c, name.data() + off, take);
   }
-  r->commit(1 + extra);
+  r->publish(first + 1 + extra);
   return true;
 }
 
@@ -199,7 +198,6 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   const ClockSource source = choose_clock(config.clock);
   if (config.clock == ClockChoice::Tsc && source != ClockSource::Tsc)
     std::fprintf(stderr, "ringprof: warning: RINGPROF_CLOCK=tsc but this CPU has no invariant TSC; using CLOCK_MONOTONIC\n");
-  detail::g_use_tsc.store(source == ClockSource::Tsc, std::memory_order_relaxed);
   const uint32_t id = g_last_session.fetch_add(1, std::memory_order_relaxed) + 1;
   const uint32_t session = (id << 1) | (source == ClockSource::Tsc ? detail::kSessionTscBit : 0);
   // A Config built in code is not range-checked by config_from_env().

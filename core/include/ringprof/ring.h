@@ -48,22 +48,10 @@ class Ring {
 
   // ---- producer side (owning thread only) ----
 
-  // Reserves `n` consecutive slots; returns the first slot, or nullptr (and
-  // counts one drop) when they do not fit. Call commit(n) after filling them.
-  __attribute__((always_inline)) Event* reserve(uint32_t n) noexcept {
-    const uint64_t h = head_.load(std::memory_order_relaxed);
-    if (h + n > limit_) [[unlikely]] {
-      limit_ = tail_.load(std::memory_order_acquire) + capacity_;
-      if (h + n > limit_) {
-        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        return nullptr;
-      }
-    }
-    return slots_ + (h & mask_);
-  }
-  // The hot path's form of reserve(): claims `n` slots starting at *pos
-  // (write them with slot_at) or counts a drop and returns false. Publish
-  // with publish(*pos + n).
+  // Claims `n` consecutive slots starting at *pos, or counts one drop (a
+  // record of several slots is one drop) and returns false when they do not
+  // fit. Write slot k at slot_at(*pos + k), which may wrap past the end of
+  // the array, then make the record visible with publish(*pos + n).
   __attribute__((always_inline)) bool claim(uint32_t n, uint64_t* pos) noexcept {
     const uint64_t h = head_.load(std::memory_order_relaxed);
     if (h + n > limit_) [[unlikely]] {
@@ -76,25 +64,17 @@ class Ring {
     *pos = h;
     return true;
   }
+  Event* slot_at(uint64_t pos) noexcept { return slots_ + (pos & mask_); }
   __attribute__((always_inline)) void publish(uint64_t new_head) noexcept {
     head_.store(new_head, std::memory_order_release);
   }
 
-  // Reserve for records of more than one slot, which may straddle the end of
-  // the array: the caller writes slot k at slot_at(first + k).
-  Event* slot_at(uint64_t pos) noexcept { return slots_ + (pos & mask_); }
-  uint64_t head_position() const noexcept { return head_.load(std::memory_order_relaxed); }
-
-  __attribute__((always_inline)) void commit(uint32_t n) noexcept {
-    head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
-  }
-
   // One-slot write: the hot path of every zone, instant and counter.
   bool push(const Event& e) noexcept {
-    Event* s = reserve(1);
-    if (!s) return false;
-    *s = e;
-    commit(1);
+    uint64_t pos;
+    if (!claim(1, &pos)) return false;
+    *slot_at(pos) = e;
+    publish(pos + 1);
     return true;
   }
 

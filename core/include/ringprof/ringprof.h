@@ -72,8 +72,6 @@ extern thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initia
 // the hot path learns both from one load.
 extern std::atomic<uint32_t> g_session;
 inline constexpr uint32_t kSessionTscBit = 1;
-// The clock of the current or last session (for tests and tools).
-extern std::atomic<bool> g_use_tsc;
 
 // Creates and registers the calling thread's ring for `session`. When that
 // fails it returns a shared ring of capacity zero, so every later event of the
