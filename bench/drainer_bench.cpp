@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "../tools/testing/owned_batch.h"
 #include "bench_main.h"
 #include "ringprof/ringprof.h"
 #include "ringprof/segment_codec.h"
@@ -23,22 +24,7 @@ namespace {
 
 using namespace ringprof;
 
-struct SyntheticBatch {
-  std::vector<Event> events;
-  std::vector<EventRun> runs;
-  std::vector<ThreadInfo> threads;
-  std::vector<Location> locations;
-  Batch batch() const {
-    Batch b;
-    b.events = events;
-    b.runs = runs;
-    b.threads = threads;
-    b.locations = locations;
-    b.first_ns = events.front().ts;
-    b.last_ns = events.back().ts;
-    return b;
-  }
-};
+using SyntheticBatch = ringprof::testing::OwnedBatch;
 
 // Four threads, each a loop of request → {parse, compute → 3 × layer, serialize}
 // with durations jittered around a few microseconds, as a service would show.

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../tools/testing/owned_batch.h"
 #include "ringprof/format.h"
 #include "ringprof/segment_codec.h"
 #include "ringprof/sinks.h"
@@ -47,25 +48,7 @@ SessionInfo session() {
 // Owns what a Batch points to. Every batch uses a new location (new strings)
 // and noisy values, so frames are a few hundred bytes and do not shrink to
 // nothing under zstd.
-struct BatchData {
-  std::vector<Event> events;
-  std::vector<EventRun> runs;
-  std::vector<ThreadInfo> threads;
-  std::vector<Location> locations;
-  uint64_t sequence = 0;
-
-  Batch batch() const {
-    Batch b;
-    b.sequence = sequence;
-    b.events = events;
-    b.runs = runs;
-    b.threads = threads;
-    b.locations = locations;
-    b.first_ns = events.empty() ? 0 : events.front().ts;
-    b.last_ns = events.empty() ? 0 : events.back().ts;
-    return b;
-  }
-};
+using BatchData = ringprof::testing::OwnedBatch;
 
 class BatchMaker {
  public:

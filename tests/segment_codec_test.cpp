@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../tools/testing/owned_batch.h"
 #include "ringprof/format.h"
 #include "ringprof/segment_codec.h"
 #include "ringprof/sinks.h"
@@ -17,14 +18,8 @@
 namespace ringprof {
 namespace {
 
-// Owns everything a Batch points to.
-struct BatchData {
-  std::vector<Event> events;
-  std::vector<EventRun> runs;
-  std::vector<ThreadInfo> threads;
-  std::vector<Location> locations;
-  uint64_t sequence = 0;
-
+// Owns everything a Batch points to, with builders for hand-made events.
+struct BatchData : ringprof::testing::OwnedBatch {
   void add_location(std::string name, std::string function, std::string file, uint32_t line) {
     locations.push_back(Location{static_cast<uint32_t>(locations.size() + 1), std::move(name), std::move(function),
                                  std::move(file), line});
@@ -40,22 +35,6 @@ struct BatchData {
     e.p1 = p1;
     events.push_back(e);
     ++runs.back().count;
-  }
-  Batch batch() const {
-    Batch b;
-    b.sequence = sequence;
-    b.events = events;
-    b.runs = runs;
-    b.threads = threads;
-    b.locations = locations;
-    if (!events.empty()) {
-      b.first_ns = b.last_ns = events[0].ts;
-      for (const Event& e : events) {
-        b.first_ns = std::min(b.first_ns, e.ts);
-        b.last_ns = std::max(b.last_ns, e.ts);
-      }
-    }
-    return b;
   }
 };
 

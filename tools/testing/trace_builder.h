@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "owned_batch.h"
 #include "ringprof/event.h"
 #include "ringprof/segment_codec.h"
 #include "ringprof/sink.h"
@@ -89,13 +90,7 @@ class TraceBuilder {
     }
     b.threads = named;
     b.locations = locations_;
-    if (!events_.empty()) {
-      b.first_ns = UINT64_MAX;
-      for (const Event& e : events_) {
-        b.first_ns = std::min(b.first_ns, e.ts);
-        b.last_ns = std::max(b.last_ns, e.ts);
-      }
-    }
+    set_time_range(b);
     const size_t offset = file_.size();
     frame_offsets_.push_back(offset);
     encoder_.encode(b, file_);
