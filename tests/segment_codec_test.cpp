@@ -676,7 +676,7 @@ TEST(SegmentDecoder, RejectsBadColumnsWithAShortMessage) {
     RawSegment r;
     EXPECT_EQ(decode_raw(r, 1), "event count does not match the header");
   }
-  for (uint8_t bad : {uint8_t{9}, uint8_t{10}, uint8_t{11}, uint8_t{200}}) {
+  for (uint8_t bad : {uint8_t{9}, uint8_t{10}, uint8_t{kEventKindCount}, uint8_t{200}}) {
     RawSegment r;
     r.kinds = {3, bad};
     EXPECT_EQ(decode_raw(r), "bad event kind " + std::to_string(bad));

@@ -283,7 +283,8 @@ void Drainer::drain_ring(ThreadState& t) {
       if (!kind_has_value(e.kind)) out.p1 = 0;  // producers leave it stale
       i += 1 + extra;
       const auto k = static_cast<uint8_t>(e.kind);
-      if (k == 0 || k > static_cast<uint8_t>(EventKind::Step)) continue;  // not an event for the file
+      if (k == 0 || (k > static_cast<uint8_t>(EventKind::Step) && e.kind != EventKind::Mark))
+        continue;  // not an event for the file
       events_.push_back(out);
       ++run.count;
       batch_first_ns_ = std::min(batch_first_ns_, out.ts);

@@ -15,6 +15,8 @@ const char* event_kind_name(EventKind k) noexcept {
     case EventKind::Step: return "step";
     case EventKind::ThreadName: return "thread_name";
     case EventKind::Continuation: return "continuation";
+    case EventKind::Sample: return "sample";
+    case EventKind::Mark: return "mark";
   }
   return "unknown";
 }

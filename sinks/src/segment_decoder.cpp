@@ -162,8 +162,56 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
       }
       dt.dropped_ring = t->dropped_ring();
       dt.dropped_io = t->dropped_io();
+      dt.samples_lost = t->samples_lost();
       out.threads.push_back(std::move(dt));
     }
+  }
+
+  // ---- modules, stacks, sampler ----
+  if (const auto* mods = seg->modules()) {
+    out.modules.reserve(mods->size());
+    for (const fb::Module* m : *mods) {
+      if (m == nullptr) return fail(error, "null module");
+      if (m->id() == 0) return fail(error, "module id 0");
+      if (m->path() >= table_size) return fail(error, "module " + std::to_string(m->id()) + ": string id out of range");
+      ModuleInfo mi;
+      mi.id = m->id();
+      mi.path = lookup(m->path());
+      if (m->build_id()) mi.build_id = m->build_id()->str();
+      mi.base = m->base();
+      mi.start = m->start();
+      mi.end = m->end();
+      mi.file_offset = m->file_offset();
+      out.modules.push_back(std::move(mi));
+    }
+  }
+  if (const auto* stacks = seg->stacks()) {
+    out.stacks.reserve(stacks->size());
+    for (const fb::Stack* st : *stacks) {
+      if (st == nullptr) return fail(error, "null stack");
+      if (st->id() == 0) return fail(error, "stack id 0");
+      StackTrace trace;
+      trace.id = st->id();
+      const auto bytes = column(st->frames());
+      const uint8_t* p = bytes.data();
+      const uint8_t* const end = p + bytes.size();
+      uint64_t prev = 0;
+      while (p != end) {
+        uint64_t v = 0;
+        if (!varint::get(p, end, &v)) return fail(error, "stack " + std::to_string(trace.id) + ": bad varint");
+        if (trace.frames.size() >= kMaxSampleFrames) return fail(error, "stack " + std::to_string(trace.id) + ": too deep");
+        prev += static_cast<uint64_t>(varint::unzigzag(v));
+        trace.frames.push_back(prev);
+      }
+      out.stacks.push_back(std::move(trace));
+    }
+  }
+  if (const fb::Sampler* sm = seg->sampler()) {
+    SamplerState st;
+    if (sm->mechanism()) st.mechanism = sm->mechanism()->str();
+    if (sm->detail()) st.detail = sm->detail()->str();
+    st.hz = sm->hz();
+    out.sampler = std::move(st);
   }
 
   // ---- events ----
@@ -206,6 +254,10 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
       if (kind_has_location(e.kind)) {
         if (!varint::get(lp, lend, &v)) return fail(error, "bad varint in locs column");
         if (v > UINT32_MAX) return fail(error, "location id out of range");
+        e.loc = static_cast<uint32_t>(v);
+      } else if (kind_has_stack(e.kind)) {
+        if (!varint::get(lp, lend, &v)) return fail(error, "bad varint in locs column");
+        if (v > UINT32_MAX) return fail(error, "stack id out of range");
         e.loc = static_cast<uint32_t>(v);
       }
       if (e.kind == EventKind::Counter) {

@@ -37,6 +37,9 @@ struct SegmentEncoder::State {
   std::unordered_map<std::string, uint32_t> string_ids{{std::string(), 0}};
   std::unordered_set<uint32_t> locations_written;
   std::unordered_map<uint32_t, uint32_t> thread_name_versions;  // index -> name_version written
+  std::unordered_set<uint32_t> stacks_written;
+  std::unordered_set<uint32_t> modules_written;
+  std::optional<uint32_t> sampler_version;  // SamplerState::version the file holds
 
   // What the last successful encode() added, for rollback_last().
   struct Undo {
@@ -46,6 +49,10 @@ struct SegmentEncoder::State {
     std::vector<uint32_t> locations;
     // (thread index, previously written version or none)
     std::vector<std::pair<uint32_t, std::optional<uint32_t>>> thread_names;
+    std::vector<uint32_t> stacks;
+    std::vector<uint32_t> modules;
+    bool sampler_changed = false;
+    std::optional<uint32_t> sampler_before;
   } undo;
 
   // Scratch reused across segments so steady-state encoding does not allocate.
@@ -53,6 +60,8 @@ struct SegmentEncoder::State {
   std::vector<uint32_t> run_thread, run_count;
   std::vector<uint8_t> kinds, ts, locs, values;
   std::vector<uint32_t> new_locations;
+  std::vector<uint32_t> new_stacks;
+  std::vector<uint8_t> frame_bytes;
 
   uint32_t intern(const std::string& s) {
     auto it = string_ids.find(s);
@@ -67,6 +76,9 @@ struct SegmentEncoder::State {
     for (size_t i = undo.strings_before; i < strings.size(); ++i) string_ids.erase(strings[i]);
     strings.resize(undo.strings_before);
     for (uint32_t id : undo.locations) locations_written.erase(id);
+    for (uint32_t id : undo.stacks) stacks_written.erase(id);
+    for (uint32_t id : undo.modules) modules_written.erase(id);
+    if (undo.sampler_changed) sampler_version = undo.sampler_before;
     for (const auto& [index, before] : undo.thread_names) {
       if (before)
         thread_name_versions[index] = *before;
@@ -97,6 +109,9 @@ void SegmentEncoder::start_file(const SessionInfo& session) {
   s.string_ids.emplace(std::string(), 0);
   s.locations_written.clear();
   s.thread_name_versions.clear();
+  s.stacks_written.clear();
+  s.modules_written.clear();
+  s.sampler_version.reset();
   // What was added to the previous file cannot be rolled back into this one.
   s.undo = State::Undo{};
 }
@@ -120,6 +135,7 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   s.locs.clear();
   s.values.clear();
   s.new_locations.clear();
+  s.new_stacks.clear();
 
   // ---- events, run by run ----
   const uint64_t base_ns = batch.first_ns;
@@ -157,6 +173,18 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
           }
         }
         varint::put(s.locs, loc);
+      } else if (kind_has_stack(e.kind)) {
+        uint32_t id = e.loc;
+        if (id != 0 && !s.stacks_written.count(id)) {
+          if (id > batch.stacks.size() || batch.stacks[id - 1].id != id) {
+            id = 0;  // a stack the batch cannot describe: an unknown stack, not a wrong one
+          } else {
+            s.stacks_written.insert(id);
+            s.undo.stacks.push_back(id);
+            s.new_stacks.push_back(id);
+          }
+        }
+        varint::put(s.locs, id);
       }
       if (e.kind == EventKind::Counter) {
         for (int b = 0; b < 8; ++b) s.values.push_back(static_cast<uint8_t>(e.p1 >> (8 * b)));
@@ -196,7 +224,58 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
           t.index, it == s.thread_name_versions.end() ? std::nullopt : std::optional<uint32_t>(it->second));
       s.thread_name_versions[t.index] = t.name_version;
     }
-    threads.push_back(fb::CreateThread(fbb, t.index, t.tid, name, t.dropped_ring, t.dropped_io));
+    threads.push_back(fb::CreateThread(fbb, t.index, t.tid, name, t.dropped_ring, t.dropped_io, t.samples_lost));
+  }
+
+  // Modules: every one the file does not hold yet (all of them in a new file).
+  struct ModIds {
+    const ModuleInfo* m;
+    uint32_t path;
+  };
+  std::vector<ModIds> new_modules;
+  for (const ModuleInfo& m : batch.modules) {
+    if (m.id == 0 || s.modules_written.count(m.id)) continue;
+    s.modules_written.insert(m.id);
+    s.undo.modules.push_back(m.id);
+    new_modules.push_back({&m, s.intern(m.path)});
+  }
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Module>>> modules;
+  if (!new_modules.empty()) {
+    std::vector<flatbuffers::Offset<fb::Module>> offs;
+    offs.reserve(new_modules.size());
+    for (const ModIds& mi : new_modules) {
+      const ModuleInfo& m = *mi.m;
+      offs.push_back(fb::CreateModule(fbb, m.id, mi.path, fbb.CreateString(m.build_id), m.base, m.start, m.end,
+                                      m.file_offset));
+    }
+    modules = fbb.CreateVector(offs);
+  }
+
+  // Stacks referred to for the first time in this file.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Stack>>> stacks;
+  if (!s.new_stacks.empty()) {
+    std::vector<flatbuffers::Offset<fb::Stack>> offs;
+    offs.reserve(s.new_stacks.size());
+    for (uint32_t id : s.new_stacks) {
+      s.frame_bytes.clear();
+      uint64_t prev = 0;
+      for (uint64_t a : batch.stacks[id - 1].frames) {
+        varint::put(s.frame_bytes, varint::zigzag(static_cast<int64_t>(a - prev)));
+        prev = a;
+      }
+      offs.push_back(fb::CreateStack(fbb, id, fbb.CreateVector(s.frame_bytes)));
+    }
+    stacks = fbb.CreateVector(offs);
+  }
+
+  // The sampler's state: in every file, and again whenever it changes.
+  flatbuffers::Offset<fb::Sampler> sampler;
+  if (batch.sampler != nullptr && (s.pending_file_start || s.sampler_version != batch.sampler->version)) {
+    s.undo.sampler_changed = true;
+    s.undo.sampler_before = s.sampler_version;
+    s.sampler_version = batch.sampler->version;
+    sampler = fb::CreateSampler(fbb, fbb.CreateString(batch.sampler->mechanism),
+                                fbb.CreateString(batch.sampler->detail), batch.sampler->hz);
   }
 
   const bool file_start = s.pending_file_start;
@@ -252,6 +331,9 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   if (!ts.IsNull()) sb.add_ts(ts);
   if (!locs.IsNull()) sb.add_locs(locs);
   if (!values.IsNull()) sb.add_values(values);
+  if (!stacks.IsNull()) sb.add_stacks(stacks);
+  if (!modules.IsNull()) sb.add_modules(modules);
+  if (!sampler.IsNull()) sb.add_sampler(sampler);
   fbb.Finish(sb.Finish());
 
   const uint8_t* raw = fbb.GetBufferPointer();

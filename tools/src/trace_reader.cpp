@@ -25,6 +25,17 @@ const Location* ProcessState::location(uint32_t id) const {
   return it == locations.end() ? nullptr : &it->second;
 }
 
+const StackTrace* ProcessState::stack(uint32_t id) const {
+  auto it = stacks.find(id);
+  return it == stacks.end() ? nullptr : &it->second;
+}
+
+const ModuleInfo* ProcessState::module_for(uint64_t address) const {
+  for (const auto& [id, m] : modules)
+    if (address >= m.start && address < m.end) return &m;
+  return nullptr;
+}
+
 std::string ProcessState::location_name(uint32_t id) const {
   const Location* loc = location(id);
   if (loc && !loc->name.empty()) return loc->name;
@@ -279,6 +290,9 @@ void TraceReader::read(SegmentVisitor& visitor) {
   for (ProcessState& p : processes_) {
     p.locations.clear();
     p.threads.clear();
+    p.stacks.clear();
+    p.modules.clear();
+    p.sampler.reset();
     visitor.begin_process(p);
     for (size_t fi : p.files) read_file(p, files_[fi], visitor);
     visitor.end_process(p);
@@ -351,6 +365,9 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       st.tid = t.tid;
       if (t.has_name) st.name = t.name;
     }
+    for (const StackTrace& st : seg.stacks) process.stacks[st.id] = st;
+    for (const ModuleInfo& m : seg.modules) process.modules[m.id] = m;
+    if (seg.sampler) process.sampler = seg.sampler;
 
     ++file.segments;
     file.events += seg.events.size();

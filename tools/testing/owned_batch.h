@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ringprof/sink.h"
@@ -28,6 +29,9 @@ struct OwnedBatch {
   std::vector<EventRun> runs;
   std::vector<ThreadInfo> threads;
   std::vector<Location> locations;
+  std::vector<StackTrace> stacks;
+  std::vector<ModuleInfo> modules;
+  std::optional<SamplerState> sampler;
   uint64_t sequence = 0;
 
   // A view of this batch; valid while it lives unchanged.
@@ -38,6 +42,9 @@ struct OwnedBatch {
     b.runs = runs;
     b.threads = threads;
     b.locations = locations;
+    b.stacks = stacks;
+    b.modules = modules;
+    b.sampler = sampler ? &*sampler : nullptr;
     set_time_range(b);
     return b;
   }

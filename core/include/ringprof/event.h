@@ -42,8 +42,14 @@ enum class EventKind : uint8_t {
   Step = 8,          // p1: step (iteration) number
   ThreadName = 9,    // inline name; consumed by the drainer (becomes thread metadata)
   Continuation = 10, // names the raw name slots after an Inline event; never a slot kind
+  Sample = 11,       // a CPU stack sample. In a ring: `extra` = frame count, the
+                     // frames (leaf first, 8 bytes each) follow in
+                     // `sample_frame_slots(extra)` Continuation slots. After the
+                     // drainer: loc = interned stack id (StackTrace::id), frames gone.
+  Mark = 12,         // an operational marker (window start/end, trigger, mode
+                     // change, crash): loc = its name, p1 = its value (window id, …)
 };
-inline constexpr uint8_t kEventKindCount = 11;
+inline constexpr uint8_t kEventKindCount = 13;
 
 // How p0 of an event names it.
 enum class NameRef : uint8_t {
@@ -72,16 +78,26 @@ constexpr uint32_t continuation_slots(std::size_t len) noexcept {
   return static_cast<uint32_t>((len + sizeof(Event) - 1) / sizeof(Event));
 }
 
-// Kinds whose `loc` names the event in the file.
+// Longest stack a sample keeps; deeper stacks keep their innermost frames.
+inline constexpr std::size_t kMaxSampleFrames = 128;
+
+constexpr uint32_t sample_frame_slots(std::size_t frames) noexcept {
+  return static_cast<uint32_t>((frames * sizeof(uint64_t) + sizeof(Event) - 1) / sizeof(Event));
+}
+
+// Kinds whose `loc` names the event in the file (a location id).
 constexpr bool kind_has_location(EventKind k) noexcept {
   return k == EventKind::ZoneBegin || k == EventKind::Instant || k == EventKind::Counter ||
-         k == EventKind::FlowBegin;
+         k == EventKind::FlowBegin || k == EventKind::Mark;
 }
+
+// Kinds whose `loc` is a stack id (StackTrace::id) in the file.
+constexpr bool kind_has_stack(EventKind k) noexcept { return k == EventKind::Sample; }
 
 // Kinds that carry p1 in the file.
 constexpr bool kind_has_value(EventKind k) noexcept {
   return k == EventKind::Counter || k == EventKind::FlowBegin || k == EventKind::FlowStep ||
-         k == EventKind::FlowEnd || k == EventKind::Step;
+         k == EventKind::FlowEnd || k == EventKind::Step || k == EventKind::Mark;
 }
 
 inline uint64_t double_bits(double v) noexcept {

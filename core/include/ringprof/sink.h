@@ -60,6 +60,37 @@ struct ThreadInfo {
   uint32_t name_version = 0;  // bumped on every rename, so a sink can re-emit
   uint64_t dropped_ring = 0;  // events dropped on a full ring since the last written batch
   uint64_t dropped_io = 0;    // events lost with earlier batches the sink failed to write
+  uint64_t samples_lost = 0;  // stack samples the sampler lost for this thread since the last written batch
+};
+
+// A call stack seen by the sampler, interned by the drainer. Ids are dense per
+// process, from 1; Sample events carry the id in `loc`.
+struct StackTrace {
+  uint32_t id = 0;
+  // Leaf first: frames[0] is the sampled instruction pointer, the rest are
+  // return addresses (a symbolizer looks up `address - 1` for those).
+  std::vector<uint64_t> frames;
+};
+
+// A loaded ELF object (the executable, a shared library, the vdso). Ids are
+// dense per process, from 1; an object stays listed after dlclose, since
+// earlier samples may point into it.
+struct ModuleInfo {
+  uint32_t id = 0;
+  std::string path;        // as the loader reports it ("" → the main program's /proc/self/exe target)
+  std::string build_id;    // GNU build ID, lowercase hex; "" when the object has none
+  uint64_t base = 0;       // load bias: runtime address = base + ELF virtual address
+  uint64_t start = 0;      // runtime address range of its executable segment(s)
+  uint64_t end = 0;
+  uint64_t file_offset = 0;  // file offset of the mapping that starts at `start`
+};
+
+// How stacks are being sampled, stated once per file and again on change.
+struct SamplerState {
+  std::string mechanism;   // "perf_event", "timer_signal" or "off"
+  std::string detail;      // why: "RINGPROF_SAMPLE_HZ=0", "perf_event_open: EACCES (perf_event_paranoid=3)", …
+  uint32_t hz = 0;         // samples per second of CPU time per thread (0 when off)
+  uint32_t version = 0;    // bumped on every change, so a sink knows to re-state it
 };
 
 // A contiguous run of one thread's events inside Batch::events, in the order
@@ -76,6 +107,9 @@ struct Batch {
   std::span<const EventRun> runs;     // cover `events` exactly
   std::span<const ThreadInfo> threads;  // every thread named by runs, and every thread with drops
   std::span<const Location> locations;  // every location known so far; locations[id - 1].id == id
+  std::span<const StackTrace> stacks;   // every stack known so far; stacks[id - 1].id == id
+  std::span<const ModuleInfo> modules;  // every module known so far; modules[id - 1].id == id
+  const SamplerState* sampler = nullptr;  // null when no sampler has run in this session
   uint64_t first_ns = 0;              // earliest and latest event time (0 when empty)
   uint64_t last_ns = 0;
 };

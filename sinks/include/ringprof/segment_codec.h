@@ -59,13 +59,14 @@ struct DecodedThread {
   bool has_name = false;  // this segment (re)states the name
   uint64_t dropped_ring = 0;
   uint64_t dropped_io = 0;
+  uint64_t samples_lost = 0;
 };
 
 struct DecodedEvent {
   uint64_t ts_ns = 0;       // CLOCK_MONOTONIC ns
   EventKind kind = EventKind::None;
   uint32_t thread_index = 0;
-  uint32_t loc = 0;         // 0 when the kind has none
+  uint32_t loc = 0;         // location id (stack id for Sample); 0 when the kind has none
   uint64_t value = 0;       // p1 (counter double bits, flow id, step number)
 };
 
@@ -77,6 +78,9 @@ struct DecodedSegment {
   std::vector<Location> locations;          // new in this file; names resolved through strings
   std::vector<DecodedThread> threads;
   std::vector<DecodedEvent> events;
+  std::vector<StackTrace> stacks;           // new in this file
+  std::vector<ModuleInfo> modules;          // new in this file; paths resolved through strings
+  std::optional<SamplerState> sampler;      // when this segment states it (version is 0)
   uint64_t raw_bytes = 0;                   // payload after decompression
 };
 

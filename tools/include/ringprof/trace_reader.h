@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,6 +99,13 @@ struct ProcessState {
   // Filled while reading (reset at the start of each read()).
   std::unordered_map<uint32_t, Location> locations;
   std::unordered_map<uint32_t, ThreadState> threads;
+  std::unordered_map<uint32_t, StackTrace> stacks;   // by stack id
+  std::map<uint32_t, ModuleInfo> modules;            // by module id
+  std::optional<SamplerState> sampler;               // the latest stated
+
+  const StackTrace* stack(uint32_t id) const;
+  // The module whose executable range holds `address`, or null.
+  const ModuleInfo* module_for(uint64_t address) const;
 
   const Location* location(uint32_t id) const;
   // The location's name, or "<location N>" when no file read so far names it.
