@@ -10,8 +10,13 @@
 #include <vector>
 
 #include "ringprof/chrome_trace.h"
+#include "ringprof/flame_graph.h"
 #include "ringprof/op_table.h"
 #include "ringprof/output_file.h"
+#include "ringprof/pprof_export.h"
+#include "ringprof/sample_profile.h"
+#include "ringprof/sample_table.h"
+#include "ringprof/stack_resolver.h"
 #include "ringprof/time_window.h"
 #include "ringprof/trace_info.h"
 #include "ringprof/trace_reader.h"
@@ -31,11 +36,17 @@ const char* const kUsage =
     "  info PATH...                      files, processes, threads, time range, events, drops, damage\n"
     "  convert PATH... -o OUT            Chrome trace JSON (OUT ending in .gz is gzip; '-' is stdout)\n"
     "  table PATH...                     per-name zone totals (calls, total, self, avg, min, max)\n"
+    "  table --samples PATH...           functions by self and total share of CPU samples\n"
+    "  flame PATH... [-o OUT]            CPU samples as collapsed stacks (flamegraph.pl, speedscope)\n"
+    "  pprof PATH... -o OUT.pb.gz        CPU samples as a pprof profile (go tool pprof, Pyroscope, Parca)\n"
     "\n"
-    "time windows (convert, table): --from D, --to D (from the trace start), --last D (back from its end)\n"
-    "  D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
-    "table options: --sort name|calls|total|self|avg|min|max (default total), --top N,\n"
-    "  --thread NAME_OR_TID, --format text|csv\n";
+    "every command but info: --from D, --to D (from the trace start), --last D (back from its end),\n"
+    "  --thread NAME_OR_TID; D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
+    "symbols (convert, table --samples, flame, pprof): --symbol-path DIR (repeatable) for separate\n"
+    "  debug files, looked up by build ID (DIR/.build-id/xx/rest.debug) before the recorded path\n"
+    "table options: --sort name|calls|total|self|avg|min|max (default total; with --samples:\n"
+    "  name|self|total, default self), --top N, --format text|csv\n"
+    "flame options: --per-thread (each thread its own tower, under process;thread roots)\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "ringprof: %s\n%s", message.c_str(), kUsage);
@@ -47,17 +58,22 @@ struct Args {
   std::vector<std::string> paths;
   std::string output;
   WindowSpec window;
-  std::string sort = "total";
+  std::optional<std::string> sort;
   std::optional<size_t> top;
   std::string thread;
   std::string format = "text";
+  bool samples = false;     // table --samples
+  bool per_thread = false;  // flame --per-thread
+  std::vector<std::string> symbol_paths;
 };
 
 // Parses argv into Args; an error message when malformed.
 std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
   a.command = argv[1];
-  const bool windowed = a.command == "convert" || a.command == "table";
   const bool is_table = a.command == "table";
+  const bool sampled = a.command == "flame" || a.command == "pprof";
+  const bool windowed = a.command == "convert" || is_table || sampled;
+  const bool has_output = a.command == "convert" || sampled;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](std::string* out) -> std::optional<std::string> {
@@ -75,7 +91,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     std::optional<std::string> err;
     if (arg == "--") {
       for (++i; i < argc; ++i) a.paths.push_back(argv[i]);
-    } else if (arg == "-o" && a.command == "convert") {
+    } else if (arg == "-o" && has_output) {
       err = value(&a.output);
     } else if (arg == "--from" && windowed) {
       err = duration(&a.window.from_ns);
@@ -84,7 +100,9 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     } else if (arg == "--last" && windowed) {
       err = duration(&a.window.last_ns);
     } else if (arg == "--sort" && is_table) {
-      err = value(&a.sort);
+      std::string text;
+      err = value(&text);
+      a.sort = text;
     } else if (arg == "--top" && is_table) {
       std::string text;
       err = value(&text);
@@ -93,8 +111,16 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
           return "bad --top value: '" + text + "'";
         a.top = std::stoul(text);
       }
-    } else if (arg == "--thread" && is_table) {
+    } else if (arg == "--thread" && windowed) {
       err = value(&a.thread);
+    } else if (arg == "--symbol-path" && windowed) {
+      std::string dir;
+      err = value(&dir);
+      a.symbol_paths.push_back(dir);
+    } else if (arg == "--samples" && is_table) {
+      a.samples = true;
+    } else if (arg == "--per-thread" && a.command == "flame") {
+      a.per_thread = true;
     } else if (arg == "--format" && is_table) {
       err = value(&a.format);
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -107,8 +133,12 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
   if (a.paths.empty()) return a.command + ": no input PATH given";
   if (a.window.last_ns && (a.window.from_ns || a.window.to_ns)) return "--last cannot be combined with --from/--to";
   if (a.window.from_ns && a.window.to_ns && *a.window.to_ns < *a.window.from_ns) return "--to is before --from";
-  if (a.command == "convert" && a.output.empty()) return "convert needs -o OUT";
-  if (is_table && !parse_table_column(a.sort)) return "bad --sort column: '" + a.sort + "'";
+  if ((a.command == "convert" || a.command == "pprof") && a.output.empty()) return a.command + " needs -o OUT";
+  if (a.command == "flame" && a.output.empty()) a.output = "-";
+  if (is_table && a.sort) {
+    const bool ok = a.samples ? parse_sample_column(*a.sort).has_value() : parse_table_column(*a.sort).has_value();
+    if (!ok) return "bad --sort column: '" + *a.sort + "'";
+  }
   if (is_table && a.format != "text" && a.format != "csv") return "bad --format: '" + a.format + "'";
   return std::nullopt;
 }
@@ -140,6 +170,8 @@ int run_convert(const Args& a) {
   TraceReader reader(a.paths);
   ChromeTraceOptions options;
   options.window = a.window;
+  options.thread = a.thread;
+  options.symbol_paths = a.symbol_paths;
   ChromeTraceStats stats;
   std::string error;
   const bool written = write_chrome_trace_file(reader, options, a.output, &stats, &error);
@@ -152,11 +184,71 @@ int run_convert(const Args& a) {
   return status;
 }
 
+SampleProfile read_samples(TraceReader& reader, const Args& a) {
+  SampleOptions options;
+  options.window = a.window;
+  options.thread = a.thread;
+  return collect_samples(reader, options);
+}
+
+void report_no_samples(const SampleProfile& profile) {
+  if (profile.samples == 0)
+    std::fprintf(stderr, "ringprof: note: no CPU samples in the input%s\n",
+                 profile.mechanism == "off" ? " (sampling was off)" : "");
+}
+
+int run_sample_table(const Args& a) {
+  TraceReader reader(a.paths);
+  const SampleProfile profile = read_samples(reader, a);
+  StackResolver resolver(a.symbol_paths);
+  const SampleTable table =
+      compute_sample_table(reader, profile, resolver, *parse_sample_column(a.sort.value_or("self")), a.top.value_or(0));
+  std::fputs(format_sample_table(table, a.format == "csv" ? TableFormat::Csv : TableFormat::Text).c_str(), stdout);
+  std::fflush(stdout);
+  report_no_samples(profile);
+  return report_problems(reader);
+}
+
+int run_flame(const Args& a) {
+  TraceReader reader(a.paths);
+  const SampleProfile profile = read_samples(reader, a);
+  StackResolver resolver(a.symbol_paths);
+  FoldedOptions options;
+  options.per_thread = a.per_thread;
+  const std::string folded = format_folded(reader, profile, resolver, options);
+  int status = report_problems(reader);
+  report_no_samples(profile);
+  OutputFile out;
+  std::string error;
+  if (out.open(a.output, &error)) {
+    out.stream() << folded;
+    if (out.close(&error)) return status;
+  }
+  std::fprintf(stderr, "ringprof: %s\n", error.c_str());
+  return kExitDamaged;
+}
+
+int run_pprof(const Args& a) {
+  TraceReader reader(a.paths);
+  const SampleProfile profile = read_samples(reader, a);
+  StackResolver resolver(a.symbol_paths);
+  std::string error;
+  const bool written = write_pprof_file(reader, profile, resolver, a.output, &error);
+  int status = report_problems(reader);
+  report_no_samples(profile);
+  if (!written) {
+    std::fprintf(stderr, "ringprof: %s\n", error.c_str());
+    status = kExitDamaged;
+  }
+  return status;
+}
+
 int run_table(const Args& a) {
+  if (a.samples) return run_sample_table(a);
   TraceReader reader(a.paths);
   TableOptions options;
   options.window = a.window;
-  options.sort = *parse_table_column(a.sort);
+  options.sort = *parse_table_column(a.sort.value_or("total"));
   options.top = a.top.value_or(0);
   options.thread = a.thread;
   const TableResult table = compute_table(reader, options);
@@ -180,13 +272,15 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
-  if (command != "info" && command != "convert" && command != "table")
+  if (command != "info" && command != "convert" && command != "table" && command != "flame" && command != "pprof")
     return usage_error("unknown command '" + command + "'");
   Args args;
   if (auto err = parse_args(argc, argv, args)) return usage_error(*err);
   try {
     if (command == "info") return run_info(args);
     if (command == "convert") return run_convert(args);
+    if (command == "flame") return run_flame(args);
+    if (command == "pprof") return run_pprof(args);
     return run_table(args);
   } catch (const std::exception& e) {
     // Out of memory or a library bug: still one line and a status, not an abort.

@@ -5,6 +5,8 @@
 
 #include "json_text.h"
 #include "ringprof/output_file.h"
+#include "ringprof/stack_resolver.h"
+#include "ringprof/thread_filter.h"
 #include "ringprof/zone_tracker.h"
 
 namespace ringprof {
@@ -23,8 +25,12 @@ void append_uint(std::string& out, uint64_t v) {
 
 class ChromeTraceWriter final : public SegmentVisitor {
  public:
-  ChromeTraceWriter(std::ostream& out, TimeWindow window)
-      : out_(out), window_(window), zones_([this](const ClosedZone& z) { on_zone(z); }) {}
+  ChromeTraceWriter(std::ostream& out, TimeWindow window, const ChromeTraceOptions& options)
+      : out_(out),
+        window_(window),
+        zones_([this](const ClosedZone& z) { on_zone(z); }),
+        threads_(options.thread),
+        resolver_(options.symbol_paths) {}
 
   void start() { out_ << "{\"traceEvents\":[\n"; }
 
@@ -87,7 +93,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
         zones_.add(e);  // keeps the thread's last timestamp for unterminated zones
         break;
     }
-    if (!window_.contains(e.ts_ns)) return;
+    if (!window_.contains(e.ts_ns) || !threads_.matches(*process_, e.thread_index)) return;
     const uint32_t tid = process_->tid_of(e.thread_index);
     switch (e.kind) {
       case EventKind::Instant:
@@ -122,6 +128,9 @@ class ChromeTraceWriter final : public SegmentVisitor {
       case EventKind::FlowEnd:
         on_flow(e, tid);
         break;
+      case EventKind::Sample:
+        on_sample(e, tid);
+        break;
       default:
         break;  // None, ThreadName, Continuation never reach a file
     }
@@ -153,8 +162,27 @@ class ChromeTraceWriter final : public SegmentVisitor {
     emit();
   }
 
+  // A CPU sample: an instant on its thread's track, named after the leaf
+  // function, with the whole stack (root first) in its args.
+  void on_sample(const DecodedEvent& e, uint32_t tid) {
+    const std::vector<ResolvedFrame>& frames = resolver_.stack(*process_, e.loc);
+    begin_event(frames.front().function, "i", e.ts_ns, "cpu_sample");
+    append_pid_tid(process_->pid, tid);
+    line_ += ",\"s\":\"t\",\"args\":{\"stack\":[";
+    for (size_t i = frames.size(); i-- > 0;) {
+      const ResolvedFrame& f = frames[i];
+      if (i + 1 != frames.size()) line_ += ',';
+      std::string text = f.function;
+      if (!f.file.empty()) text += " (" + f.file + ":" + std::to_string(f.line) + ")";
+      detail::append_json_string(line_, text);
+    }
+    line_ += "]}}";
+    emit();
+    ++stats_.samples_written;
+  }
+
   void on_zone(const ClosedZone& z) {
-    if (!window_.overlaps(z.begin_ns, z.end_ns)) return;
+    if (!window_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
     begin_event(process_->location_name(z.loc), "X", z.begin_ns);
     line_ += ",\"dur\":";
     append_us(line_, z.duration_ns());
@@ -214,6 +242,8 @@ class ChromeTraceWriter final : public SegmentVisitor {
   std::ostream& out_;
   TimeWindow window_;
   ZoneTracker zones_;
+  ThreadFilter threads_;
+  StackResolver resolver_;
   const ProcessState* process_ = nullptr;
   std::unordered_map<uint64_t, std::string> flow_names_;
   std::unordered_map<uint32_t, std::string> thread_names_;
@@ -228,7 +258,7 @@ ChromeTraceStats write_chrome_trace(TraceReader& reader, const ChromeTraceOption
   if (!options.window.empty()) {
     if (auto range = reader.time_range()) window = resolve_window(options.window, range->first, range->second);
   }
-  ChromeTraceWriter writer(out, window);
+  ChromeTraceWriter writer(out, window, options);
   writer.start();
   reader.read(writer);
   writer.finish();

@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "ringprof/thread_filter.h"
 #include "ringprof/zone_tracker.h"
 
 namespace ringprof {
@@ -22,21 +23,13 @@ std::optional<TableColumn> parse_table_column(const std::string& text) {
 
 namespace {
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 class TableBuilder final : public SegmentVisitor {
  public:
   TableBuilder(const TableOptions& options, TimeWindow window)
-      : options_(options), window_(window), zones_([this](const ClosedZone& z) { on_zone(z); }) {
-    if (all_digits(options.thread)) {
-      try {
-        thread_tid_ = static_cast<uint32_t>(std::stoul(options.thread));
-      } catch (...) {
-      }
-    }
-  }
+      : options_(options),
+        window_(window),
+        zones_([this](const ClosedZone& z) { on_zone(z); }),
+        threads_(options.thread) {}
 
   void begin_process(const ProcessState& p) override {
     process_ = &p;
@@ -63,15 +56,8 @@ class TableBuilder final : public SegmentVisitor {
   }
 
  private:
-  bool thread_selected(uint32_t thread_index) const {
-    if (options_.thread.empty()) return true;
-    const ThreadState* t = process_->thread(thread_index);
-    if (!t) return false;
-    return t->name == options_.thread || (thread_tid_ && t->tid == *thread_tid_);
-  }
-
   void on_zone(const ClosedZone& z) {
-    if (!window_.overlaps(z.begin_ns, z.end_ns) || !thread_selected(z.thread_index)) return;
+    if (!window_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
     std::string name = process_->location_name(z.loc);
     auto [it, inserted] = rows_.try_emplace(name);
     TableRow& row = it->second;
@@ -91,7 +77,7 @@ class TableBuilder final : public SegmentVisitor {
   TimeWindow window_;
   ZoneTracker zones_;
   const ProcessState* process_ = nullptr;
-  std::optional<uint32_t> thread_tid_;
+  ThreadFilter threads_;
   std::unordered_map<std::string, TableRow> rows_;
 };
 

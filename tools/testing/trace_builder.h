@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,26 @@ class TraceBuilder {
   void flow_step(uint32_t th, uint64_t ts, uint64_t id) { add(th, ts, EventKind::FlowStep, 0, id); }
   void flow_end(uint32_t th, uint64_t ts, uint64_t id) { add(th, ts, EventKind::FlowEnd, 0, id); }
   void step(uint32_t th, uint64_t ts, uint64_t n) { add(th, ts, EventKind::Step, 0, n); }
+  void mark(uint32_t th, uint64_t ts, uint32_t loc, uint64_t value) { add(th, ts, EventKind::Mark, loc, value); }
+
+  // CPU sampling: a stack (leaf first) gets the next id; a sample refers to it.
+  uint32_t stack(std::vector<uint64_t> frames) {
+    stacks_.push_back(StackTrace{static_cast<uint32_t>(stacks_.size() + 1), std::move(frames)});
+    return stacks_.back().id;
+  }
+  uint32_t module(ModuleInfo m) {
+    m.id = static_cast<uint32_t>(modules_.size() + 1);
+    modules_.push_back(std::move(m));
+    return modules_.back().id;
+  }
+  void sampler(const std::string& mechanism, uint32_t hz) {
+    sampler_ = SamplerState{mechanism, "", hz, sampler_ ? sampler_->version + 1 : 1};
+  }
+  void sample(uint32_t th, uint64_t ts, uint32_t stack_id) { add(th, ts, EventKind::Sample, stack_id, 0); }
+  void samples_lost(uint32_t thread_index, uint64_t n) {
+    threads_[thread_index - 1].samples_lost += n;
+    with_drops_.push_back(thread_index);
+  }
 
   // Encodes the events added since the last flush as one segment of the
   // current file; returns the frame's offset in that file.
@@ -90,6 +111,9 @@ class TraceBuilder {
     }
     b.threads = named;
     b.locations = locations_;
+    b.stacks = stacks_;
+    b.modules = modules_;
+    b.sampler = sampler_ ? &*sampler_ : nullptr;
     set_time_range(b);
     const size_t offset = file_.size();
     frame_offsets_.push_back(offset);
@@ -97,7 +121,7 @@ class TraceBuilder {
     events_.clear();
     runs_.clear();
     // Drop counts are "since the last written batch".
-    for (ThreadInfo& t : threads_) t.dropped_ring = t.dropped_io = 0;
+    for (ThreadInfo& t : threads_) t.dropped_ring = t.dropped_io = t.samples_lost = 0;
     with_drops_.clear();
     return offset;
   }
@@ -131,6 +155,9 @@ class TraceBuilder {
   SessionInfo session_;
   SegmentEncoder encoder_;
   std::vector<Location> locations_;
+  std::vector<StackTrace> stacks_;
+  std::vector<ModuleInfo> modules_;
+  std::optional<SamplerState> sampler_;
   std::vector<ThreadInfo> threads_;
   std::vector<uint32_t> with_drops_;
   std::vector<Event> events_;

@@ -5,7 +5,9 @@
 // and line when known), a counter "C" (args {"value": v}), an instant "i"
 // (thread scope), a step an instant of process scope named "step N", a flow
 // "s"/"t"/"f" with bp "e" so each binds to the enclosing slice, process and
-// thread names metadata "M". pid is the recording pid, tid the kernel tid.
+// thread names metadata "M", a CPU sample an instant "i" on its thread named
+// after its leaf function (cat "cpu_sample", args {"stack": [root … leaf]}).
+// pid is the recording pid, tid the kernel tid.
 // Timestamps are CLOCK_MONOTONIC microseconds with exactly three decimals.
 //
 // The writer streams: it holds one decoded segment, the open-zone stacks and
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "ringprof/time_window.h"
 #include "ringprof/trace_reader.h"
@@ -24,11 +27,14 @@ namespace ringprof {
 struct ChromeTraceOptions {
   // Events inside the window are kept; zones that overlap it are kept whole.
   WindowSpec window;
+  std::string thread;                     // "" every thread; else a thread name or a kernel tid
+  std::vector<std::string> symbol_paths;  // where to look for debug files (--symbol-path)
 };
 
 struct ChromeTraceStats {
   uint64_t events_written = 0;       // every JSON event, metadata included
   uint64_t zones_written = 0;
+  uint64_t samples_written = 0;
   uint64_t unmatched_zone_ends = 0;  // ends whose begin is gone: skipped
   uint64_t unterminated_zones = 0;   // still open at the end: written to the thread's last timestamp
 };
