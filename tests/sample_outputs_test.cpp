@@ -31,6 +31,7 @@
 #include "ringprof/sample_profile.h"
 #include "ringprof/sample_table.h"
 #include "ringprof/stack_resolver.h"
+#include "ringprof/trace_info.h"
 #include "test_support.h"
 
 extern "C" __attribute__((noinline)) int rp_out_leaf(int x) {
@@ -324,6 +325,30 @@ TEST_F(SampleOutputs, ChromeTraceShowsSamplesOnTheirThreadWithTheStack) {
     EXPECT_EQ(e["name"], stack.size() == 2 ? "rp_out_leaf" : "outputs_test::caller(int)");
   }
   EXPECT_EQ(samples, 4);
+}
+
+}  // namespace
+}  // namespace ringprof
+
+namespace ringprof {
+namespace {
+
+TEST_F(SampleOutputs, InfoReportsTheSamplerSamplesAndLosses) {
+  TraceReader reader({path_});
+  const TraceInfo info = collect_info(reader);
+  EXPECT_EQ(info.samples, 9u);
+  EXPECT_EQ(info.samples_lost, 4u);
+  ASSERT_EQ(info.processes.size(), 1u);
+  const ProcessSummary& p = info.processes[0];
+  ASSERT_TRUE(p.sampler.has_value());
+  EXPECT_EQ(p.sampler->mechanism, "perf_event");
+  EXPECT_EQ(p.modules, 2u);
+  EXPECT_EQ(p.stacks, 4u);  // stack 99 is never described
+  const std::string text = format_info(info);
+  EXPECT_NE(text.find("    sampling: perf_event at 100 Hz\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("thread 101 \"worker\": 5 events, 5 samples (4 lost)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Samples: 9 kept, 4 lost"), std::string::npos) << text;
+  EXPECT_NE(text.find("  sample: 9"), std::string::npos) << text;
 }
 
 }  // namespace

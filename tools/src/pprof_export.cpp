@@ -39,7 +39,7 @@ std::string build_pprof(const TraceReader& reader, const SampleProfile& profile,
   p.mutable_period_type()->set_type(strings.id("cpu"));
   p.mutable_period_type()->set_unit(strings.id("nanoseconds"));
   p.set_period(static_cast<int64_t>(profile.period_ns));
-  p.set_default_sample_type(1);
+  p.set_default_sample_type(strings.id("samples"));
   if (!profile.mechanism.empty()) p.add_comment(strings.id("ringprof sampler: " + profile.mechanism));
 
   // Mappings: (process, module id) -> mapping id.

@@ -26,9 +26,12 @@ class InfoCollector final : public SegmentVisitor {
       ThreadSummary& ts = threads_[t.index];
       ts.dropped_ring += t.dropped_ring;
       ts.dropped_io += t.dropped_io;
+      ts.samples_lost += t.samples_lost;
     }
     for (const DecodedEvent& e : seg.events) {
-      ++threads_[e.thread_index].events;
+      ThreadSummary& ts = threads_[e.thread_index];
+      ++ts.events;
+      if (e.kind == EventKind::Sample) ++ts.samples;
       const auto k = static_cast<size_t>(e.kind);
       if (k < info_.events_by_kind.size()) ++info_.events_by_kind[k];
       current_.first_ns = current_.first_ns == 0 ? e.ts_ns : std::min(current_.first_ns, e.ts_ns);
@@ -45,6 +48,9 @@ class InfoCollector final : public SegmentVisitor {
     current_.hostname = p.hostname;
     current_.command_line = p.command_line;
     current_.ringprof_version = p.ringprof_version;
+    current_.sampler = p.sampler;
+    current_.modules = p.modules.size();
+    current_.stacks = p.stacks.size();
     for (auto& [index, ts] : threads_) {
       ts.index = index;
       if (const ThreadState* t = p.thread(index)) {
@@ -114,6 +120,8 @@ TraceInfo collect_info(TraceReader& reader) {
     for (const ThreadSummary& t : p.threads) {
       info.dropped_ring += t.dropped_ring;
       info.dropped_io += t.dropped_io;
+      info.samples += t.samples;
+      info.samples_lost += t.samples_lost;
     }
   }
   return info;
@@ -160,6 +168,14 @@ std::string format_info(const TraceInfo& info) {
       if (!from.empty()) range += " (" + from + " .. " + to + ")";
       line(range);
     }
+    if (p.sampler) {
+      std::string s2 = "    sampling: " + p.sampler->mechanism;
+      if (p.sampler->hz) s2 += " at " + std::to_string(p.sampler->hz) + " Hz";
+      if (!p.sampler->detail.empty()) s2 += " (" + p.sampler->detail + ")";
+      line(s2);
+    }
+    if (p.modules || p.stacks)
+      line("    " + std::to_string(p.modules) + " modules, " + std::to_string(p.stacks) + " distinct stacks");
     for (const ThreadSummary& t : p.threads) {
       std::string s2 = "    thread " + std::to_string(t.tid);
       if (!t.name.empty()) s2 += " \"" + t.name + "\"";
@@ -167,6 +183,8 @@ std::string format_info(const TraceInfo& info) {
       if (t.dropped_ring || t.dropped_io)
         s2 += ", dropped " + std::to_string(t.dropped_ring) + " (ring full) + " + std::to_string(t.dropped_io) +
               " (write failed)";
+      if (t.samples || t.samples_lost)
+        s2 += ", " + std::to_string(t.samples) + " samples (" + std::to_string(t.samples_lost) + " lost)";
       line(s2);
     }
   }
@@ -177,6 +195,8 @@ std::string format_info(const TraceInfo& info) {
     line("  " + std::string(event_kind_name(static_cast<EventKind>(k))) + ": " +
          std::to_string(info.events_by_kind[k]));
   }
+  if (info.samples || info.samples_lost)
+    line("Samples: " + std::to_string(info.samples) + " kept, " + std::to_string(info.samples_lost) + " lost");
   line("Dropped: " + std::to_string(info.dropped_ring) + " (ring full), " + std::to_string(info.dropped_io) +
        " (write failed)");
   std::string bytes = "Bytes: " + std::to_string(info.stored_bytes) + " stored, " + std::to_string(info.raw_bytes) +

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct ThreadSummary {
   uint64_t events = 0;
   uint64_t dropped_ring = 0;
   uint64_t dropped_io = 0;
+  uint64_t samples = 0;        // CPU stack samples
+  uint64_t samples_lost = 0;   // samples the sampler reported lost
 };
 
 struct ProcessSummary {
@@ -36,6 +39,9 @@ struct ProcessSummary {
   uint64_t first_ns = 0;            // 0: no events
   uint64_t last_ns = 0;
   std::vector<ThreadSummary> threads;  // by thread index
+  std::optional<SamplerState> sampler; // how stacks were sampled (the latest stated)
+  uint64_t modules = 0;                // loaded modules the files list
+  uint64_t stacks = 0;                 // distinct stacks
 };
 
 struct TraceInfo {
@@ -49,6 +55,8 @@ struct TraceInfo {
   uint64_t truncated_files = 0;    // sealed files ending inside a frame
   uint64_t dropped_ring = 0;
   uint64_t dropped_io = 0;
+  uint64_t samples = 0;
+  uint64_t samples_lost = 0;
   uint64_t stored_bytes = 0;       // intact frames as on disk
   uint64_t raw_bytes = 0;          // their payloads decompressed
   uint64_t first_ns = 0;           // over every process (0: no events)
