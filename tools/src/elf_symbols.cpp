@@ -26,6 +26,12 @@ bool SymbolTable::load(Elf* elf, uint32_t section_type) {
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (!name || !*name) continue;
       Entry e;
+      if (sym.st_size == 0) {
+        GElf_Shdr home;
+        Elf_Scn* home_scn = sym.st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym.st_shndx) : nullptr;
+        if (!home_scn || !gelf_getshdr(home_scn, &home)) continue;
+        e.section_end = home.sh_addr + home.sh_size;
+      }
       e.addr = sym.st_value;
       e.size = sym.st_size;
       e.name = name;
@@ -66,7 +72,7 @@ const char* SymbolTable::find(uint64_t vaddr, bool* sized) const {
   }
   // Hand-written assembly often has no sizes: then the nearest symbol below is
   // the best guess there is.
-  if (nearest->size != 0) return nullptr;
+  if (nearest->size != 0 || vaddr >= nearest->section_end) return nullptr;
   if (sized) *sized = false;
   return nearest->name;
 }
