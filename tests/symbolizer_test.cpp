@@ -242,7 +242,7 @@ TEST(Symbolizer, CachesModulesAndAddresses) {
 
 // The split of a stripped file and its debug file, in the places a build-ID
 // lookup searches.
-class SeparateDebugFile : public ::testing::Test {
+class SymbolizerDebugFile : public ::testing::Test {
  protected:
   void SetUp() override {
     site_ = lib_site();
@@ -263,7 +263,7 @@ class SeparateDebugFile : public ::testing::Test {
   std::string stripped_;
 };
 
-TEST_F(SeparateDebugFile, StrippedFileAloneStillNamesExportedFunctions) {
+TEST_F(SymbolizerDebugFile, StrippedFileAloneStillNamesExportedFunctions) {
   Symbolizer symbolizer({dir_.file("empty")});
   ModuleRef module = site_.module;
   module.path = stripped_;
@@ -272,7 +272,7 @@ TEST_F(SeparateDebugFile, StrippedFileAloneStillNamesExportedFunctions) {
   EXPECT_EQ(symbolizer.module_status(module).debug_path, "");
 }
 
-TEST_F(SeparateDebugFile, FoundByBuildIdUnderDotBuildId) {
+TEST_F(SymbolizerDebugFile, FoundByBuildIdUnderDotBuildId) {
   const std::string debug = dir_.file("sym/.build-id/" + id_head() + "/" + id_rest() + ".debug");
   keep_debug(debug);
   Symbolizer symbolizer({dir_.file("sym")});
@@ -289,7 +289,7 @@ TEST_F(SeparateDebugFile, FoundByBuildIdUnderDotBuildId) {
   EXPECT_TRUE(symbolizer.take_warnings().empty());
 }
 
-TEST_F(SeparateDebugFile, FoundByBuildIdInFlatLayout) {
+TEST_F(SymbolizerDebugFile, FoundByBuildIdInFlatLayout) {
   keep_debug(dir_.file("sym/" + id_head() + "/" + id_rest() + ".debug"));
   Symbolizer symbolizer({dir_.file("sym")});
   ModuleRef gone = site_.module;
@@ -297,7 +297,7 @@ TEST_F(SeparateDebugFile, FoundByBuildIdInFlatLayout) {
   expect_scale(symbolizer.symbolize(gone, site_.address), true);
 }
 
-TEST_F(SeparateDebugFile, FoundByScanningPlainFiles) {
+TEST_F(SymbolizerDebugFile, FoundByScanningPlainFiles) {
   keep_debug(dir_.file("sym/whatever-name.dbg"));
   test::write_file(dir_.file("sym/not-elf.txt"), {'h', 'i', '\n'});
   ASSERT_EQ(mkfifo(dir_.file("sym/a-fifo").c_str(), 0600), 0);  // must not block the scan
@@ -308,7 +308,7 @@ TEST_F(SeparateDebugFile, FoundByScanningPlainFiles) {
   EXPECT_EQ(symbolizer.module_status(gone).debug_path, dir_.file("sym/whatever-name.dbg"));
 }
 
-TEST_F(SeparateDebugFile, FollowsGnuDebuglink) {
+TEST_F(SymbolizerDebugFile, FollowsGnuDebuglink) {
   // No build IDs to go by: the debug file loses its note, the profile records
   // none, and the link's CRC decides.
   const std::string debug = dir_.file("dl/lib.so.dbg");

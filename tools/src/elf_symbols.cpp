@@ -3,6 +3,7 @@
 #include <gelf.h>
 
 #include <algorithm>
+#include <climits>
 
 namespace ringprof::detail {
 
@@ -17,7 +18,7 @@ bool SymbolTable::load(Elf* elf, uint32_t section_type) {
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (!data) continue;
     // libelf bounds the data by the file; count from what it actually gave.
-    const size_t count = data->d_size / shdr.sh_entsize;
+    const size_t count = std::min<size_t>(data->d_size / shdr.sh_entsize, INT_MAX);
     for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym)) break;
