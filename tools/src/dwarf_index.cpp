@@ -3,7 +3,6 @@
 #include <dwarf.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "demangle.h"
 
@@ -11,12 +10,45 @@ namespace ringprof::detail {
 
 namespace {
 
-// Frees what dwarf_getscopes* malloc'd.
-struct ScopeList {
-  Dwarf_Die* dies = nullptr;
-  int count = 0;
-  ~ScopeList() { std::free(dies); }
-};
+// Deep enough for any real nesting of namespaces, classes, inlines and
+// blocks; a bound on what a hostile file can make the walk recurse through.
+constexpr int kMaxScopeDepth = 256;
+
+bool is_code_scope(int tag) {
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+         tag == DW_TAG_entry_point || tag == DW_TAG_try_block || tag == DW_TAG_catch_block;
+}
+
+// DIEs without addresses of their own that may hold function definitions
+// (clang nests them in namespaces and classes).
+bool may_hold_code(int tag) {
+  return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+         tag == DW_TAG_union_type || tag == DW_TAG_module;
+}
+
+// Appends the chain of code scopes under `parent` that contain `pc`, outermost
+// first; true when one was found. This is what dwarf_getscopes does, walked
+// here because libdw 0.188's dwarf_getscopes gives up on a whole clang 14
+// unit ("no address value") where dwarf_haspc answers for each DIE; a DIE
+// whose ranges cannot be read is passed over instead.
+bool collect_scopes(Dwarf_Die* parent, uint64_t pc, std::vector<Dwarf_Die>& chain, int depth) {
+  if (depth > kMaxScopeDepth) return false;
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) return false;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (is_code_scope(tag)) {
+      if (dwarf_haspc(&child, pc) == 1) {
+        chain.push_back(child);  // a copy: the vector may move as the walk goes deeper
+        collect_scopes(&child, pc, chain, depth + 1);
+        return true;
+      }
+    } else if (may_hold_code(tag)) {
+      if (collect_scopes(&child, pc, chain, depth + 1)) return true;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
 
 std::string die_function_name(Dwarf_Die* die) {
   Dwarf_Attribute attr;
@@ -90,23 +122,15 @@ std::vector<DwarfFrame> DwarfIndex::frames(uint64_t vaddr) const {
     if (dwarf_lineno(row, &lineno) == 0 && lineno > 0) line = static_cast<uint32_t>(lineno);
   }
 
-  ScopeList pc_scopes;
-  pc_scopes.count = dwarf_getscopes(&cudie, vaddr, &pc_scopes.dies);
-  ScopeList chain;
-  if (pc_scopes.count > 0) {
-    // dwarf_getscopes continues past an inlined instance into its abstract
-    // definition; the concrete chain (instance inside instance inside the
-    // out-of-line function) comes from walking the innermost DIE's parents.
-    Dwarf_Die inner = pc_scopes.dies[0];
-    chain.count = dwarf_getscopes_die(&inner, &chain.dies);
-  }
+  std::vector<Dwarf_Die> chain;  // outermost first
+  collect_scopes(&cudie, vaddr, chain, 0);
 
   Dwarf_Files* files = nullptr;
   size_t nfiles = 0;
   if (dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0) files = nullptr;
 
-  for (int i = 0; i < chain.count; ++i) {
-    Dwarf_Die* die = &chain.dies[i];
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    Dwarf_Die* die = &*it;
     const int tag = dwarf_tag(die);
     if (tag == DW_TAG_inlined_subroutine) {
       out.push_back(DwarfFrame{die_function_name(die), file, line, true});

@@ -4,9 +4,10 @@
 // The address → compile unit map is built here, once per module, from every
 // unit's DW_AT_low_pc/high_pc or DW_AT_ranges, rather than through
 // dwarf_addrdie: that one relies on .debug_aranges, which clang does not emit
-// by default. Within a unit, dwarf_getscopes finds the innermost scope,
-// dwarf_getscopes_die the concrete chain of inlined subroutines around it
-// (what eu-addr2line -i does), and dwarf_getsrc_die the line of the address.
+// by default. Within a unit, a walk down the DIEs that contain the address
+// (dwarf_haspc) gives the concrete chain of inlined subroutines inside the
+// out-of-line function, as eu-addr2line -i reports it, and dwarf_getsrc_die
+// the line of the address.
 #pragma once
 
 #include <elfutils/libdw.h>

@@ -3,6 +3,7 @@
 #include <gelf.h>
 
 #include <algorithm>
+#include <climits>
 
 namespace ringprof::detail {
 
@@ -17,7 +18,7 @@ bool SymbolTable::load(Elf* elf, uint32_t section_type) {
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (!data) continue;
     // libelf bounds the data by the file; count from what it actually gave.
-    const size_t count = data->d_size / shdr.sh_entsize;
+    const size_t count = std::min<size_t>(data->d_size / shdr.sh_entsize, INT_MAX);
     for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym)) break;
@@ -26,6 +27,12 @@ bool SymbolTable::load(Elf* elf, uint32_t section_type) {
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (!name || !*name) continue;
       Entry e;
+      if (sym.st_size == 0) {
+        GElf_Shdr home;
+        Elf_Scn* home_scn = sym.st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym.st_shndx) : nullptr;
+        if (!home_scn || !gelf_getshdr(home_scn, &home)) continue;
+        e.section_end = home.sh_addr + home.sh_size;
+      }
       e.addr = sym.st_value;
       e.size = sym.st_size;
       e.name = name;
@@ -66,7 +73,7 @@ const char* SymbolTable::find(uint64_t vaddr, bool* sized) const {
   }
   // Hand-written assembly often has no sizes: then the nearest symbol below is
   // the best guess there is.
-  if (nearest->size != 0) return nullptr;
+  if (nearest->size != 0 || vaddr >= nearest->section_end) return nullptr;
   if (sized) *sized = false;
   return nearest->name;
 }

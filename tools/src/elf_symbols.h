@@ -23,15 +23,16 @@ class SymbolTable {
   bool empty() const { return entries_.empty(); }
   size_t size() const { return entries_.size(); }
   // The raw (mangled) name of the function containing `vaddr`, or nullptr.
-  // *sized is false when the name is only the nearest symbol below, one
-  // without a size (hand-written assembly): a guess.
+  // *sized is false when the name is only the nearest symbol below in the same
+  // section, one without a size (hand-written assembly): a guess.
   const char* find(uint64_t vaddr, bool* sized = nullptr) const;
 
  private:
   struct Entry {
     uint64_t addr = 0;
     uint64_t size = 0;
-    uint64_t max_end = 0;  // the largest addr + size of this entry and all before it
+    uint64_t section_end = 0;  // end of the symbol's section: the farthest a size-less symbol reaches
+    uint64_t max_end = 0;      // the largest addr + size of this entry and all before it
     const char* name = nullptr;
     bool global = false;
   };

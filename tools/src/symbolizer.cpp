@@ -208,7 +208,7 @@ void Symbolizer::Impl::load(Module& m, const ModuleRef& ref) {
   }
   if (!m.files.empty()) {
     m.status.elf_path = symbols_from ? symbols_from->path() : m.files.front()->path();
-    m.status.problem.clear();
+    m.status.problem = symbols_from || m.dwarf ? "" : m.status.elf_path + ": no symbol table and no DWARF";
   }
 }
 

@@ -53,7 +53,7 @@ struct SymbolizedFrame {
 struct ModuleStatus {
   std::string elf_path;    // the file whose symbols are used ("" if none was found)
   std::string debug_path;  // the file whose DWARF gives file:line ("" if none)
-  std::string problem;     // why nothing was found; "" when elf_path is set
+  std::string problem;     // why nothing resolves (no file, build ID mismatch, no symbols); "" when something does
 };
 
 class Symbolizer {
