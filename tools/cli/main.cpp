@@ -191,6 +191,10 @@ SampleProfile read_samples(TraceReader& reader, const Args& a) {
   return collect_samples(reader, options);
 }
 
+void report_symbol_warnings(StackResolver& resolver) {
+  for (const std::string& w : resolver.take_warnings()) std::fprintf(stderr, "%s\n", w.c_str());
+}
+
 void report_no_samples(const SampleProfile& profile) {
   if (profile.samples == 0)
     std::fprintf(stderr, "ringprof: note: no CPU samples in the input%s\n",
@@ -205,6 +209,7 @@ int run_sample_table(const Args& a) {
       compute_sample_table(reader, profile, resolver, *parse_sample_column(a.sort.value_or("self")), a.top.value_or(0));
   std::fputs(format_sample_table(table, a.format == "csv" ? TableFormat::Csv : TableFormat::Text).c_str(), stdout);
   std::fflush(stdout);
+  report_symbol_warnings(resolver);
   report_no_samples(profile);
   return report_problems(reader);
 }
@@ -216,6 +221,7 @@ int run_flame(const Args& a) {
   FoldedOptions options;
   options.per_thread = a.per_thread;
   const std::string folded = format_folded(reader, profile, resolver, options);
+  report_symbol_warnings(resolver);
   int status = report_problems(reader);
   report_no_samples(profile);
   OutputFile out;
@@ -234,6 +240,7 @@ int run_pprof(const Args& a) {
   StackResolver resolver(a.symbol_paths);
   std::string error;
   const bool written = write_pprof_file(reader, profile, resolver, a.output, &error);
+  report_symbol_warnings(resolver);
   int status = report_problems(reader);
   report_no_samples(profile);
   if (!written) {

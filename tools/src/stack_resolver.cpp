@@ -76,6 +76,8 @@ const std::vector<ResolvedFrame>& StackResolver::address(const ProcessState& pro
   return impl_->addresses.emplace(key, std::move(frames)).first->second;
 }
 
+std::vector<std::string> StackResolver::take_warnings() { return impl_->symbolizer.take_warnings(); }
+
 const std::vector<ResolvedFrame>& StackResolver::stack(const ProcessState& process, uint32_t stack_id) {
   const std::pair<size_t, uint64_t> key{process.index, stack_id};
   auto it = impl_->stacks.find(key);

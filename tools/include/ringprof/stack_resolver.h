@@ -46,6 +46,9 @@ class StackResolver {
   const std::vector<ResolvedFrame>& stack(const ProcessState& process, uint32_t stack_id);
   // The frames of one address: the leaf (sampled instruction) or a return address.
   const std::vector<ResolvedFrame>& address(const ProcessState& process, uint64_t address, bool leaf);
+  // Warnings the symbolizer queued since the last call (a module whose file
+  // no longer matches its recorded build ID, say), one "ringprof: …" line each.
+  std::vector<std::string> take_warnings();
 
  private:
   struct Impl;
