@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ringprof/chrome_trace.h"
+#include "ringprof/gpu_summary.h"
 #include "ringprof/op_table.h"
 #include "ringprof/output_file.h"
 #include "ringprof/time_window.h"
@@ -30,12 +31,16 @@ const char* const kUsage =
     "commands:\n"
     "  info PATH...                      files, processes, threads, time range, events, drops, damage\n"
     "  convert PATH... -o OUT            Chrome trace JSON (OUT ending in .gz is gzip; '-' is stdout)\n"
-    "  table PATH...                     per-name zone totals (calls, total, self, avg, min, max)\n"
+    "  table PATH...                     per-name zone totals (calls, total, self, avg, min, max;\n"
+    "                                    Self GPU and GPU total when the files hold GPU work)\n"
+    "  gpu PATH...                       per device GPU utilization, SM efficiency and occupancy (estimated),\n"
+    "                                    kernels, copy bandwidth, what CUPTI lost\n"
     "\n"
-    "time windows (convert, table): --from D, --to D (from the trace start), --last D (back from its end)\n"
+    "time windows (convert, table, gpu): --from D, --to D (from the trace start), --last D (back from its end)\n"
     "  D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
-    "table options: --sort name|calls|total|self|avg|min|max (default total), --top N,\n"
-    "  --thread NAME_OR_TID, --format text|csv\n";
+    "table options: --sort name|calls|total|self|avg|min|max|self_gpu|gpu (default total), --top N,\n"
+    "  --thread NAME_OR_TID, --format text|csv\n"
+    "gpu options: --top N (kernel rows)\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "ringprof: %s\n%s", message.c_str(), kUsage);
@@ -56,7 +61,7 @@ struct Args {
 // Parses argv into Args; an error message when malformed.
 std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
   a.command = argv[1];
-  const bool windowed = a.command == "convert" || a.command == "table";
+  const bool windowed = a.command == "convert" || a.command == "table" || a.command == "gpu";
   const bool is_table = a.command == "table";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -85,7 +90,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
       err = duration(&a.window.last_ns);
     } else if (arg == "--sort" && is_table) {
       err = value(&a.sort);
-    } else if (arg == "--top" && is_table) {
+    } else if (arg == "--top" && (is_table || a.command == "gpu")) {
       std::string text;
       err = value(&text);
       if (!err) {
@@ -165,6 +170,17 @@ int run_table(const Args& a) {
   return report_problems(reader);
 }
 
+int run_gpu(const Args& a) {
+  TraceReader reader(a.paths);
+  GpuSummaryOptions options;
+  options.window = a.window;
+  options.top = a.top.value_or(0);
+  const GpuSummary summary = compute_gpu_summary(reader, options);
+  std::fputs(format_gpu_summary(summary).c_str(), stdout);
+  std::fflush(stdout);
+  return report_problems(reader);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -180,13 +196,14 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
-  if (command != "info" && command != "convert" && command != "table")
+  if (command != "info" && command != "convert" && command != "table" && command != "gpu")
     return usage_error("unknown command '" + command + "'");
   Args args;
   if (auto err = parse_args(argc, argv, args)) return usage_error(*err);
   try {
     if (command == "info") return run_info(args);
     if (command == "convert") return run_convert(args);
+    if (command == "gpu") return run_gpu(args);
     return run_table(args);
   } catch (const std::exception& e) {
     // Out of memory or a library bug: still one line and a status, not an abort.

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <unordered_map>
 
+#include "chrome_trace_gpu.h"
 #include "json_text.h"
 #include "ringprof/output_file.h"
 #include "ringprof/zone_tracker.h"
@@ -24,7 +25,15 @@ void append_uint(std::string& out, uint64_t v) {
 class ChromeTraceWriter final : public SegmentVisitor {
  public:
   ChromeTraceWriter(std::ostream& out, TimeWindow window)
-      : out_(out), window_(window), zones_([this](const ClosedZone& z) { on_zone(z); }) {}
+      : out_(out),
+        window_(window),
+        zones_([this](const ClosedZone& z) { on_zone(z); }),
+        gpu_(
+            [this](const std::string& event) {
+              line_ = event;
+              emit();
+            },
+            window) {}
 
   void start() { out_ << "{\"traceEvents\":[\n"; }
 
@@ -47,6 +56,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     zones_.clear();
     flow_names_.clear();
     thread_names_.clear();
+    gpu_.begin_process(p);
     begin_event("process_name", "M");
     append_pid_tid(p.pid);
     line_ += ",\"args\":{\"name\":";
@@ -74,6 +84,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
       emit();
     }
     for (const DecodedEvent& e : view.segment.events) on_event(e);
+    gpu_.segment(view);  // GPU tracks, API calls, NVTX ranges and launch flows
   }
 
  private:
@@ -219,6 +230,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
   std::unordered_map<uint32_t, std::string> thread_names_;
   std::string line_;
   ChromeTraceStats stats_;
+  detail::GpuTraceWriter gpu_;
 };
 
 }  // namespace
