@@ -5,6 +5,7 @@
 // flows, and `ringprof info`'s GPU lines.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -198,38 +199,50 @@ void write_trace(GpuTrace& t) {
   b.flush();
   t.path = t.dir.file("gpu.rpf");
   test::write_file(t.path, b.bytes());
+  // Regenerates the golden file (only when the format gains something).
+  if (std::getenv("RINGPROF_WRITE_GPU_GOLDEN")) test::write_file(std::string(RINGPROF_TEST_DATA) + "/v1_gpu.rpf", b.bytes());
 }
+
+// `ringprof gpu` of the trace above, worked out by hand:
+// Window 1000..2330 us = 1330 us. Busy: 100 + 20 + 50 + 20 + 20 = 210 us ->
+// 15.79 %. SM efficiency: matmul 100 us x 1 + relu 60 us x 64/108 = 84.7 %;
+// achieved occupancy: 100 us x 100 % + 60 us x 3.7 % = 63.9 % (see the
+// occupancy tests for the per-kernel figures). 1 MB in 50 us = 20 GB/s.
+const char* const kExpectedSummary =
+    "Window: 1330.000 us\n"
+    "Devices: 1\n"
+    "  pid 4242 GPU 0 \"NVIDIA A100-SXM4-40GB\" (cc 8.0, 108 SMs)\n"
+    "    utilization 15.79% (busy 210.000 us), 4 kernels, 160.000 us\n"
+    "    SM efficiency (est.) 84.7%, achieved occupancy (est.) 63.9%\n"
+    "Kernels: 2\n"
+    "  Name                                 Calls  Total (us)  Mean (us)  Min (us)  Max (us)  Blocks/SM  "
+    "Occupancy      Grid    Block  Regs  Shared (B)\n"
+    "  matmul(float*, float*, float*, int)      1     100.000    100.000   100.000   100.000       9.48     "
+    "100.0%  1024x1x1  256x1x1    32           0\n"
+    "  relu(float*)                             3      60.000     20.000    20.000    20.000       0.59       "
+    "3.7%    64x1x1  128x1x1    64       24576\n"
+    "Memcpy: 1 directions\n"
+    "  Direction  Count    Bytes  Total (us)   GB/s\n"
+    "  HtoD           1  1000000      50.000  20.00\n"
+    "Memset: 0 (0 bytes)\n"
+    "API calls: 5 runtime, 0 driver; syncs: 0; NVTX ranges: 1\n"
+    "Lost: 7 records dropped by CUPTI, 2 buffers refused (pool full), 0 unknown records\n"
+    "Clock order violations: 1\n";
 
 TEST(GpuSummaryTest, OutputIsExact) {
   GpuTrace t;
   write_trace(t);
   TraceReader reader({t.path});
   const GpuSummary s = compute_gpu_summary(reader, {});
-  // Window 1000..2330 us = 1330 us. Busy: 100 + 20 + 50 + 20 + 20 = 210 us ->
-  // 15.79 %. SM efficiency: matmul 100 us x 1 + relu 60 us x 64/108 = 84.7 %;
-  // achieved occupancy: 100 us x 100 % + 60 us x 3.7 % = 63.9 % (see the
-  // occupancy tests for the per-kernel figures). 1 MB in 50 us = 20 GB/s.
-  const std::string expected =
-      "Window: 1330.000 us\n"
-      "Devices: 1\n"
-      "  pid 4242 GPU 0 \"NVIDIA A100-SXM4-40GB\" (cc 8.0, 108 SMs)\n"
-      "    utilization 15.79% (busy 210.000 us), 4 kernels, 160.000 us\n"
-      "    SM efficiency (est.) 84.7%, achieved occupancy (est.) 63.9%\n"
-      "Kernels: 2\n"
-      "  Name                                 Calls  Total (us)  Mean (us)  Min (us)  Max (us)  Blocks/SM  "
-      "Occupancy      Grid    Block  Regs  Shared (B)\n"
-      "  matmul(float*, float*, float*, int)      1     100.000    100.000   100.000   100.000       9.48     "
-      "100.0%  1024x1x1  256x1x1    32           0\n"
-      "  relu(float*)                             3      60.000     20.000    20.000    20.000       0.59       "
-      "3.7%    64x1x1  128x1x1    64       24576\n"
-      "Memcpy: 1 directions\n"
-      "  Direction  Count    Bytes  Total (us)   GB/s\n"
-      "  HtoD           1  1000000      50.000  20.00\n"
-      "Memset: 0 (0 bytes)\n"
-      "API calls: 5 runtime, 0 driver; syncs: 0; NVTX ranges: 1\n"
-      "Lost: 7 records dropped by CUPTI, 2 buffers refused (pool full), 0 unknown records\n"
-      "Clock order violations: 1\n";
-  EXPECT_EQ(format_gpu_summary(s), expected);
+  EXPECT_EQ(format_gpu_summary(s), kExpectedSummary);
+  EXPECT_FALSE(reader.has_problems());
+}
+
+// The same trace as written by format version 1 with GPU tables: files
+// written now must stay readable by every later version.
+TEST(GpuSummaryTest, GoldenFileStillDecodes) {
+  TraceReader reader({std::string(RINGPROF_TEST_DATA) + "/v1_gpu.rpf"});
+  EXPECT_EQ(format_gpu_summary(compute_gpu_summary(reader, {})), kExpectedSummary);
   EXPECT_FALSE(reader.has_problems());
 }
 

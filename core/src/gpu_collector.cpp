@@ -5,6 +5,10 @@
 #if RINGPROF_HAVE_CUPTI
 #include "cupti/cupti_records.h"
 #include "cupti/cupti_source.h"
+#else
+namespace ringprof::cupti {
+class Converter {};  // never made without CUPTI; complete so the unique_ptr can be destroyed
+}  // namespace ringprof::cupti
 #endif
 
 namespace ringprof {
