@@ -49,6 +49,7 @@ cmake --build build/test-fuzz -j"$JOBS" --target segment_decoder_fuzz ringprof_d
 rm -rf build/test-fuzz/corpus build/test-fuzz/seed && mkdir -p build/test-fuzz/corpus
 RINGPROF_DIR=build/test-fuzz/seed RINGPROF_FILE_BYTES=64K ./build/test-fuzz/examples/ringprof_demo 20 >/dev/null
 cp build/test-fuzz/seed/*.rpf build/test-fuzz/corpus/
+cp tests/data/*.rpf build/test-fuzz/corpus/   # golden files: every event kind, GPU records
 # A crash, leak or sanitizer report makes the fuzzer exit non-zero, and set -e stops here.
 if ! ./build/test-fuzz/tests/segment_decoder_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=65536 \
      -print_final_stats=1 build/test-fuzz/corpus >build/test-fuzz/fuzz.log 2>&1; then

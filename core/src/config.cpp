@@ -117,6 +117,10 @@ Config config_from_env(std::vector<std::string>* warnings) {
   env.integer("RINGPROF_FLUSH_MS", &c.flush_interval_ms, 1, 600000);
   env.integer("RINGPROF_BATCH_EVENTS", &c.batch_events, 1024, 1 << 22);
   env.boolean("RINGPROF_FLUSH_AT_EXIT", &c.flush_at_exit);
+  env.boolean("RINGPROF_GPU", &c.gpu);
+  env.bytes("RINGPROF_CUPTI_BUFFER_SIZE", &c.cupti_buffer_bytes, 64ull << 10, 256ull << 20);
+  env.integer("RINGPROF_CUPTI_BUFFERS", &c.cupti_buffers, 1, 1024);
+  if (const char* lib = env.get("RINGPROF_CUPTI_LIB")) c.cupti_library = lib;
   return c;
 }
 

@@ -46,7 +46,7 @@ void enqueue_new_ring(Ring* ring) noexcept {
 bool dequeue_new_ring(Ring** ring) noexcept { return new_rings().try_dequeue(*ring); }
 
 Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock)
-    : config_(config), sink_(std::move(sink)), session_(session), clock_(clock) {
+    : config_(config), sink_(std::move(sink)), session_(session), clock_(clock), gpu_(config_) {
   events_.reserve(std::max<uint32_t>(config_.batch_events, 1024));
 }
 
@@ -139,6 +139,7 @@ void Drainer::run() {
       adopt_new_rings();
       hot = drain_all();
       const uint64_t now = monotonic_now_ns();
+      if (gpu_.poll(flushing, now)) emit_batch();
       const bool aged = !events_.empty() &&
                         now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
       if (aged || flushing) emit_batch();
@@ -162,6 +163,7 @@ void Drainer::run() {
   guarded([&] {
     adopt_new_rings();
     drain_all();
+    gpu_.poll(true, monotonic_now_ns());
     reclaim_rings(true);
     emit_batch();
   });
@@ -301,7 +303,7 @@ void Drainer::emit_batch() {
   for (auto& [index, t] : threads_) {
     if (t.in_batch || t.info.dropped_ring || t.info.dropped_io) batch_threads_.push_back(t.info);
   }
-  if (events_.empty() && batch_threads_.empty()) return;
+  if (events_.empty() && batch_threads_.empty() && !gpu_.has_pending()) return;
   std::sort(batch_threads_.begin(), batch_threads_.end(),
             [](const ThreadInfo& a, const ThreadInfo& b) { return a.index < b.index; });
   Batch b;
@@ -312,6 +314,7 @@ void Drainer::emit_batch() {
   b.locations = locations_.all();
   b.first_ns = events_.empty() ? 0 : batch_first_ns_;
   b.last_ns = events_.empty() ? 0 : batch_last_ns_;
+  gpu_.attach(b);
   bool ok = false;
   try {
     ok = sink_->write(b);
@@ -331,6 +334,7 @@ void Drainer::emit_batch() {
     for (const EventRun& run : runs_) threads_[run.thread_index].info.dropped_io += run.count;
   }
   batches_.fetch_add(1, std::memory_order_relaxed);
+  gpu_.written();
   for (auto& [index, t] : threads_) t.in_batch = false;
   events_.clear();
   runs_.clear();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "gpu_collector.h"
 #include "location_registry.h"
 #include "ringprof/config.h"
 #include "ringprof/ring.h"
@@ -98,6 +99,8 @@ class Drainer {
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> threads_seen_{0};
   std::atomic<uint64_t> rings_live_{0};
+
+  GpuCollector gpu_;  // GPU activity (CUPTI) for the batches; last, so it starts after the rest is set up
 };
 
 // The queue through which a thread's new ring reaches the drainer.

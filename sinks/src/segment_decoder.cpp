@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_codec.h"
 #include "ringprof/segment_codec.h"
 #include "segment_generated.h"
 #include "varint.h"
@@ -213,6 +214,9 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
     st.hz = sm->hz();
     out.sampler = std::move(st);
   }
+
+  // ---- GPU records, devices and counters ----
+  if (!gpu_codec::decode(*seg, table_size, lookup, out, error)) return false;
 
   // ---- events ----
   const auto run_thread = column(seg->run_thread());

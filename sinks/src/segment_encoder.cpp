@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "gpu_codec.h"
 #include "ringprof/segment_codec.h"
 #include "segment_generated.h"
 #include "varint.h"
@@ -40,6 +41,7 @@ struct SegmentEncoder::State {
   std::unordered_set<uint32_t> stacks_written;
   std::unordered_set<uint32_t> modules_written;
   std::optional<uint32_t> sampler_version;  // SamplerState::version the file holds
+  gpu_codec::FileState gpu;                 // GPU names, devices and counters the file holds
 
   // What the last successful encode() added, for rollback_last().
   struct Undo {
@@ -53,6 +55,7 @@ struct SegmentEncoder::State {
     std::vector<uint32_t> modules;
     bool sampler_changed = false;
     std::optional<uint32_t> sampler_before;
+    gpu_codec::Undo gpu;
   } undo;
 
   // Scratch reused across segments so steady-state encoding does not allocate.
@@ -62,6 +65,7 @@ struct SegmentEncoder::State {
   std::vector<uint32_t> new_locations;
   std::vector<uint32_t> new_stacks;
   std::vector<uint8_t> frame_bytes;
+  gpu_codec::Encoder gpu_encoder;
 
   uint32_t intern(const std::string& s) {
     auto it = string_ids.find(s);
@@ -79,6 +83,7 @@ struct SegmentEncoder::State {
     for (uint32_t id : undo.stacks) stacks_written.erase(id);
     for (uint32_t id : undo.modules) modules_written.erase(id);
     if (undo.sampler_changed) sampler_version = undo.sampler_before;
+    undo.gpu.apply(gpu);
     for (const auto& [index, before] : undo.thread_names) {
       if (before)
         thread_name_versions[index] = *before;
@@ -112,6 +117,7 @@ void SegmentEncoder::start_file(const SessionInfo& session) {
   s.stacks_written.clear();
   s.modules_written.clear();
   s.sampler_version.reset();
+  s.gpu.reset();
   // What was added to the previous file cannot be rolled back into this one.
   s.undo = State::Undo{};
 }
@@ -279,6 +285,8 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   }
 
   const bool file_start = s.pending_file_start;
+  const gpu_codec::Encoded gpu = s.gpu_encoder.encode(batch, base_ns, file_start, s.gpu, s.undo.gpu,
+                                                      [&](const std::string& str) { return s.intern(str); }, fbb);
   flatbuffers::Offset<fb::Process> process;
   flatbuffers::Offset<fb::Clock> clock;
   if (file_start) {
@@ -334,6 +342,9 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   if (!stacks.IsNull()) sb.add_stacks(stacks);
   if (!modules.IsNull()) sb.add_modules(modules);
   if (!sampler.IsNull()) sb.add_sampler(sampler);
+  if (!gpu.activities.IsNull()) sb.add_gpu(gpu.activities);
+  if (!gpu.devices.IsNull()) sb.add_gpu_devices(gpu.devices);
+  if (!gpu.stats.IsNull()) sb.add_gpu_stats(gpu.stats);
   fbb.Finish(sb.Finish());
 
   const uint8_t* raw = fbb.GetBufferPointer();

@@ -11,6 +11,7 @@
 
 #include "ringprof/chrome_trace.h"
 #include "ringprof/flame_graph.h"
+#include "ringprof/gpu_summary.h"
 #include "ringprof/op_table.h"
 #include "ringprof/output_file.h"
 #include "ringprof/pprof_export.h"
@@ -35,18 +36,22 @@ const char* const kUsage =
     "commands:\n"
     "  info PATH...                      files, processes, threads, time range, events, drops, damage\n"
     "  convert PATH... -o OUT            Chrome trace JSON (OUT ending in .gz is gzip; '-' is stdout)\n"
-    "  table PATH...                     per-name zone totals (calls, total, self, avg, min, max)\n"
+    "  table PATH...                     per-name zone totals (calls, total, self, avg, min, max;\n"
+    "                                    Self GPU and GPU total when the files hold GPU work)\n"
     "  table --samples PATH...           functions by self and total share of CPU samples\n"
     "  flame PATH... [-o OUT]            CPU samples as collapsed stacks (flamegraph.pl, speedscope)\n"
     "  pprof PATH... -o OUT.pb.gz        CPU samples as a pprof profile (go tool pprof, Pyroscope, Parca)\n"
+    "  gpu PATH...                       per device GPU utilization, SM efficiency and occupancy (estimated),\n"
+    "                                    kernels, copy bandwidth, what CUPTI lost\n"
     "\n"
     "every command but info: --from D, --to D (from the trace start), --last D (back from its end),\n"
     "  --thread NAME_OR_TID; D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
     "symbols (convert, table --samples, flame, pprof): --symbol-path DIR (repeatable) for separate\n"
     "  debug files, looked up by build ID (DIR/.build-id/xx/rest.debug) before the recorded path\n"
-    "table options: --sort name|calls|total|self|avg|min|max (default total; with --samples:\n"
-    "  name|self|total, default self), --top N, --format text|csv\n"
-    "flame options: --per-thread (each thread its own tower, under process;thread roots)\n";
+    "table options: --sort name|calls|total|self|avg|min|max|self_gpu|gpu (default total; with\n"
+    "  --samples: name|self|total, default self), --top N, --format text|csv\n"
+    "flame options: --per-thread (each thread its own tower, under process;thread roots)\n"
+    "gpu options: --top N (kernel rows)\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "ringprof: %s\n%s", message.c_str(), kUsage);
@@ -72,7 +77,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
   a.command = argv[1];
   const bool is_table = a.command == "table";
   const bool sampled = a.command == "flame" || a.command == "pprof";
-  const bool windowed = a.command == "convert" || is_table || sampled;
+  const bool windowed = a.command == "convert" || is_table || sampled || a.command == "gpu";
   const bool has_output = a.command == "convert" || sampled;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -103,7 +108,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
       std::string text;
       err = value(&text);
       a.sort = text;
-    } else if (arg == "--top" && is_table) {
+    } else if (arg == "--top" && (is_table || a.command == "gpu")) {
       std::string text;
       err = value(&text);
       if (!err) {
@@ -111,9 +116,9 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
           return "bad --top value: '" + text + "'";
         a.top = std::stoul(text);
       }
-    } else if (arg == "--thread" && windowed) {
+    } else if (arg == "--thread" && windowed && a.command != "gpu") {
       err = value(&a.thread);
-    } else if (arg == "--symbol-path" && windowed) {
+    } else if (arg == "--symbol-path" && windowed && a.command != "gpu") {
       std::string dir;
       err = value(&dir);
       a.symbol_paths.push_back(dir);
@@ -264,6 +269,17 @@ int run_table(const Args& a) {
   return report_problems(reader);
 }
 
+int run_gpu(const Args& a) {
+  TraceReader reader(a.paths);
+  GpuSummaryOptions options;
+  options.window = a.window;
+  options.top = a.top.value_or(0);
+  const GpuSummary summary = compute_gpu_summary(reader, options);
+  std::fputs(format_gpu_summary(summary).c_str(), stdout);
+  std::fflush(stdout);
+  return report_problems(reader);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,7 +295,8 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
-  if (command != "info" && command != "convert" && command != "table" && command != "flame" && command != "pprof")
+  if (command != "info" && command != "convert" && command != "table" && command != "flame" && command != "pprof" &&
+      command != "gpu")
     return usage_error("unknown command '" + command + "'");
   Args args;
   if (auto err = parse_args(argc, argv, args)) return usage_error(*err);
@@ -288,6 +305,7 @@ int main(int argc, char** argv) {
     if (command == "convert") return run_convert(args);
     if (command == "flame") return run_flame(args);
     if (command == "pprof") return run_pprof(args);
+    if (command == "gpu") return run_gpu(args);
     return run_table(args);
   } catch (const std::exception& e) {
     // Out of memory or a library bug: still one line and a status, not an abort.

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <unordered_map>
 
+#include "chrome_trace_gpu.h"
 #include "json_text.h"
 #include "ringprof/output_file.h"
 #include "ringprof/stack_resolver.h"
@@ -30,7 +31,13 @@ class ChromeTraceWriter final : public SegmentVisitor {
         window_(window),
         zones_([this](const ClosedZone& z) { on_zone(z); }),
         threads_(options.thread),
-        resolver_(options.symbol_paths) {}
+        resolver_(options.symbol_paths),
+        gpu_(
+            [this](const std::string& event) {
+              line_ = event;
+              emit();
+            },
+            window) {}
 
   void start() { out_ << "{\"traceEvents\":[\n"; }
 
@@ -53,6 +60,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     zones_.clear();
     flow_names_.clear();
     thread_names_.clear();
+    gpu_.begin_process(p);
     begin_event("process_name", "M");
     append_pid_tid(p.pid);
     line_ += ",\"args\":{\"name\":";
@@ -80,6 +88,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
       emit();
     }
     for (const DecodedEvent& e : view.segment.events) on_event(e);
+    gpu_.segment(view);  // GPU tracks, API calls, NVTX ranges and launch flows
   }
 
  private:
@@ -249,6 +258,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
   std::unordered_map<uint32_t, std::string> thread_names_;
   std::string line_;
   ChromeTraceStats stats_;
+  detail::GpuTraceWriter gpu_;
 };
 
 }  // namespace

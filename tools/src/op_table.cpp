@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "gpu_attribution.h"
 #include "ringprof/thread_filter.h"
 #include "ringprof/zone_tracker.h"
 
@@ -15,7 +16,7 @@ std::optional<TableColumn> parse_table_column(const std::string& text) {
   static const std::pair<const char*, TableColumn> kNames[] = {
       {"name", TableColumn::Name}, {"calls", TableColumn::Calls}, {"total", TableColumn::Total},
       {"self", TableColumn::Self}, {"avg", TableColumn::Avg},     {"min", TableColumn::Min},
-      {"max", TableColumn::Max}};
+      {"max", TableColumn::Max},   {"self_gpu", TableColumn::SelfGpu}, {"gpu", TableColumn::GpuTotal}};
   for (const auto& [name, col] : kNames)
     if (text == name) return col;
   return std::nullopt;
@@ -29,16 +30,27 @@ class TableBuilder final : public SegmentVisitor {
       : options_(options),
         window_(window),
         zones_([this](const ClosedZone& z) { on_zone(z); }),
-        threads_(options.thread) {}
+        threads_(options.thread),
+        gpu_([this](const GpuActivity& w, const std::vector<const std::string*>& ops, uint32_t tid) {
+          on_gpu_work(w, ops, tid);
+        }) {}
 
   void begin_process(const ProcessState& p) override {
     process_ = &p;
     zones_.clear();
+    gpu_.begin_process(p);
   }
   void segment(const SegmentView& view) override {
-    for (const DecodedEvent& e : view.segment.events) zones_.add(e);
+    for (const DecodedEvent& e : view.segment.events) {
+      zones_.add(e);
+      gpu_.event(e);
+    }
+    if (!view.segment.gpu.empty()) gpu_.gpu_records(view.segment);
   }
-  void end_process(const ProcessState&) override { zones_.finish(); }
+  void end_process(const ProcessState&) override {
+    zones_.finish();
+    gpu_.end_process();
+  }
 
   TableResult result() {
     TableResult r;
@@ -50,6 +62,9 @@ class TableBuilder final : public SegmentVisitor {
     }
     r.unmatched_zone_ends = zones_.unmatched_ends();
     r.unterminated_zones = zones_.unterminated();
+    r.has_gpu = has_gpu_;
+    r.sum_gpu_ns = sum_gpu_ns_;
+    r.gpu_outside_zones_ns = gpu_outside_ns_;
     sort_table_rows(r.rows, options_.sort);
     if (options_.top > 0 && r.rows.size() > options_.top) r.rows.resize(options_.top);
     return r;
@@ -62,10 +77,8 @@ class TableBuilder final : public SegmentVisitor {
     auto [it, inserted] = rows_.try_emplace(name);
     TableRow& row = it->second;
     const uint64_t d = z.duration_ns();
-    if (inserted) {
-      row.name = std::move(name);
-      row.min_ns = d;
-    }
+    if (inserted) row.name = std::move(name);
+    if (row.calls == 0) row.min_ns = d;  // a row made by GPU work first has no calls yet
     ++row.calls;
     row.total_ns += d;
     row.self_ns += z.self_ns();
@@ -73,11 +86,45 @@ class TableBuilder final : public SegmentVisitor {
     row.max_ns = std::max(row.max_ns, d);
   }
 
+  // GPU work goes to its operators: Self GPU to the innermost, GPU total to
+  // each distinct name on the way out (recursion counts once, as for a call).
+  void on_gpu_work(const GpuActivity& w, const std::vector<const std::string*>& ops, uint32_t tid) {
+    if (!window_.overlaps(w.start_ns, w.end_ns)) return;
+    if (!options_.thread.empty()) {
+      bool selected = false;
+      for (const auto& [index, t] : process_->threads)
+        if (t.tid == tid) selected = selected || threads_.matches(*process_, index);
+      if (!selected) return;
+    }
+    has_gpu_ = true;
+    const uint64_t d = w.end_ns - w.start_ns;
+    sum_gpu_ns_ += d;
+    if (ops.empty()) {
+      gpu_outside_ns_ += d;
+      return;
+    }
+    row(*ops[0]).gpu_self_ns += d;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; ++j) seen = *ops[j] == *ops[i];
+      if (!seen) row(*ops[i]).gpu_total_ns += d;
+    }
+  }
+  TableRow& row(const std::string& name) {
+    auto [it, inserted] = rows_.try_emplace(name);
+    if (inserted) it->second.name = name;
+    return it->second;
+  }
+
   const TableOptions& options_;
   TimeWindow window_;
   ZoneTracker zones_;
-  const ProcessState* process_ = nullptr;
   ThreadFilter threads_;
+  detail::GpuAttribution gpu_;
+  bool has_gpu_ = false;
+  uint64_t sum_gpu_ns_ = 0;
+  uint64_t gpu_outside_ns_ = 0;
+  const ProcessState* process_ = nullptr;
   std::unordered_map<std::string, TableRow> rows_;
 };
 
@@ -89,6 +136,8 @@ uint64_t column_value(const TableRow& r, TableColumn c) {
     case TableColumn::Avg: return r.avg_ns();
     case TableColumn::Min: return r.min_ns;
     case TableColumn::Max: return r.max_ns;
+    case TableColumn::SelfGpu: return r.gpu_self_ns;
+    case TableColumn::GpuTotal: return r.gpu_total_ns;
     case TableColumn::Name: break;
   }
   return 0;
@@ -137,20 +186,30 @@ TableResult compute_table(TraceReader& reader, const TableOptions& options) {
 }
 
 std::string format_table(const TableResult& table, TableFormat format) {
-  static const char* kHeaders[] = {"Name",  "Calls",     "Total (us)", "Total %", "Self (us)",
-                                   "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
-  constexpr size_t kCols = sizeof kHeaders / sizeof kHeaders[0];
-  std::vector<std::array<std::string, kCols>> cells;
+  std::vector<std::string> headers = {"Name",  "Calls",     "Total (us)", "Total %", "Self (us)",
+                                      "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
+  std::string csv_header = "name,calls,total_us,total_pct,self_us,self_pct,avg_us,min_us,max_us";
+  if (table.has_gpu) {
+    headers.push_back("Self GPU (us)");
+    headers.push_back("GPU total (us)");
+    csv_header += ",self_gpu_us,gpu_total_us";
+  }
+  const size_t kCols = headers.size();
+  std::vector<std::vector<std::string>> cells;
   for (const TableRow& r : table.rows) {
     cells.push_back({r.name, std::to_string(r.calls), format_us(r.total_ns),
                      format_percent(r.total_ns, table.sum_self_ns), format_us(r.self_ns),
                      format_percent(r.self_ns, table.sum_self_ns), format_us(r.avg_ns()), format_us(r.min_ns),
                      format_us(r.max_ns)});
+    if (table.has_gpu) {
+      cells.back().push_back(format_us(r.gpu_self_ns));
+      cells.back().push_back(format_us(r.gpu_total_ns));
+    }
   }
 
   std::string out;
   if (format == TableFormat::Csv) {
-    out += "name,calls,total_us,total_pct,self_us,self_pct,avg_us,min_us,max_us\n";
+    out += csv_header + "\n";
     for (const auto& row : cells) {
       out += csv_field(row[0]);
       for (size_t c = 1; c < kCols; ++c) out += "," + row[c];
@@ -159,12 +218,12 @@ std::string format_table(const TableResult& table, TableFormat format) {
     return out;
   }
 
-  std::array<size_t, kCols> width{};
-  for (size_t c = 0; c < kCols; ++c) width[c] = std::string(kHeaders[c]).size();
+  std::vector<size_t> width(kCols, 0);
+  for (size_t c = 0; c < kCols; ++c) width[c] = headers[c].size();
   for (const auto& row : cells)
     for (size_t c = 0; c < kCols; ++c) width[c] = std::max(width[c], row[c].size());
 
-  auto append_row = [&](const std::array<std::string, kCols>& row) {
+  auto append_row = [&](const std::vector<std::string>& row) {
     std::string line;
     for (size_t c = 0; c < kCols; ++c) {
       const std::string pad(width[c] - row[c].size(), ' ');
@@ -174,9 +233,7 @@ std::string format_table(const TableResult& table, TableFormat format) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   };
-  std::array<std::string, kCols> header;
-  for (size_t c = 0; c < kCols; ++c) header[c] = kHeaders[c];
-  append_row(header);
+  append_row(headers);
   size_t total_width = 2 * (kCols - 1);
   for (size_t w : width) total_width += w;
   out += std::string(total_width, '-') + "\n";
@@ -186,6 +243,9 @@ std::string format_table(const TableResult& table, TableFormat format) {
   if (table.unmatched_zone_ends) out += "; " + std::to_string(table.unmatched_zone_ends) + " zone ends without a begin skipped";
   if (table.unterminated_zones) out += "; " + std::to_string(table.unterminated_zones) + " unterminated zones";
   out += "\n";
+  if (table.has_gpu)
+    out += "GPU time total: " + format_us(table.sum_gpu_ns) + " us; outside any zone: " +
+           format_us(table.gpu_outside_zones_ns) + " us\n";
   return out;
 }
 

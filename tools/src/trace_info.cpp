@@ -38,6 +38,15 @@ class InfoCollector final : public SegmentVisitor {
       current_.last_ns = std::max(current_.last_ns, e.ts_ns);
     }
     current_.events += seg.events.size();
+    for (const GpuActivity& a : seg.gpu) {
+      ++info_.gpu_records;
+      const auto k = static_cast<size_t>(a.kind);
+      if (k < info_.gpu_by_kind.size()) ++info_.gpu_by_kind[k];
+      if (a.kind == GpuKind::ExternalCorrelation) continue;  // no time of its own
+      current_.first_ns = current_.first_ns == 0 ? a.start_ns : std::min(current_.first_ns, a.start_ns);
+      current_.last_ns = std::max(current_.last_ns, a.end_ns);
+    }
+    if (seg.gpu_stats) gpu_stats_seen_ = true;
   }
 
   void end_process(const ProcessState& p) override {
@@ -61,10 +70,21 @@ class InfoCollector final : public SegmentVisitor {
       }
       current_.threads.push_back(ts);
     }
+    for (const auto& [id, d] : p.gpu_devices) info_.gpu_devices.emplace_back(p.pid, d);
+    if (gpu_stats_seen_) {
+      info_.gpu_stats_seen = true;
+      info_.gpu_stats.records += p.gpu_stats.records;
+      info_.gpu_stats.dropped_records += p.gpu_stats.dropped_records;
+      info_.gpu_stats.refused_buffers += p.gpu_stats.refused_buffers;
+      info_.gpu_stats.clock_violations += p.gpu_stats.clock_violations;
+      info_.gpu_stats.unknown_records += p.gpu_stats.unknown_records;
+    }
+    gpu_stats_seen_ = false;
     info_.processes.push_back(std::move(current_));
   }
 
  private:
+  bool gpu_stats_seen_ = false;
   TraceInfo& info_;
   ProcessSummary current_;
   std::map<uint32_t, ThreadSummary> threads_;
@@ -113,7 +133,7 @@ TraceInfo collect_info(TraceReader& reader) {
   }
   for (const ProcessSummary& p : info.processes) {
     info.events += p.events;
-    if (p.events) {
+    if (p.first_ns) {
       info.first_ns = info.first_ns == 0 ? p.first_ns : std::min(info.first_ns, p.first_ns);
       info.last_ns = std::max(info.last_ns, p.last_ns);
     }
@@ -144,7 +164,7 @@ std::string format_info(const TraceInfo& info) {
     line(s);
   }
 
-  if (info.events) {
+  if (info.first_ns) {
     line("Time range: " + format_us(info.first_ns) + " .. " + format_us(info.last_ns) +
          " us (CLOCK_MONOTONIC), " + format_seconds(info.last_ns - info.first_ns));
   } else {
@@ -161,7 +181,7 @@ std::string format_info(const TraceInfo& info) {
     }
     line(s);
     if (!p.ringprof_version.empty()) line("    ringprof " + p.ringprof_version);
-    if (p.events) {
+    if (p.first_ns) {
       std::string range = "    " + std::to_string(p.events) + " events in " + std::to_string(p.segments) +
                           " segments, " + format_seconds(p.last_ns - p.first_ns);
       const std::string from = wall_clock(p, p.first_ns), to = wall_clock(p, p.last_ns);
@@ -197,6 +217,21 @@ std::string format_info(const TraceInfo& info) {
   }
   if (info.samples || info.samples_lost)
     line("Samples: " + std::to_string(info.samples) + " kept, " + std::to_string(info.samples_lost) + " lost");
+  if (info.gpu_records || info.gpu_stats_seen) {
+    line("GPU records: " + std::to_string(info.gpu_records));
+    for (size_t k = 1; k < info.gpu_by_kind.size(); ++k) {
+      if (info.gpu_by_kind[k] == 0) continue;
+      line("  " + std::string(gpu_kind_name(static_cast<GpuKind>(k))) + ": " + std::to_string(info.gpu_by_kind[k]));
+    }
+    for (const auto& [pid, d] : info.gpu_devices)
+      line("GPU device: pid " + std::to_string(pid) + " GPU " + std::to_string(d.id) + " \"" + d.name + "\" (cc " +
+           std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " + std::to_string(d.sm_count) +
+           " SMs)");
+    line("GPU lost: " + std::to_string(info.gpu_stats.dropped_records) + " records dropped by CUPTI, " +
+         std::to_string(info.gpu_stats.refused_buffers) + " buffers refused (pool full), " +
+         std::to_string(info.gpu_stats.unknown_records) + " unknown records; clock order violations: " +
+         std::to_string(info.gpu_stats.clock_violations));
+  }
   line("Dropped: " + std::to_string(info.dropped_ring) + " (ring full), " + std::to_string(info.dropped_io) +
        " (write failed)");
   std::string bytes = "Bytes: " + std::to_string(info.stored_bytes) + " stored, " + std::to_string(info.raw_bytes) +

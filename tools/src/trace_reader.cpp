@@ -36,6 +36,11 @@ const ModuleInfo* ProcessState::module_for(uint64_t address) const {
   return nullptr;
 }
 
+const GpuDevice* ProcessState::gpu_device(uint32_t id) const {
+  auto it = gpu_devices.find(id);
+  return it == gpu_devices.end() ? nullptr : &it->second;
+}
+
 std::string ProcessState::location_name(uint32_t id) const {
   const Location* loc = location(id);
   if (loc && !loc->name.empty()) return loc->name;
@@ -256,7 +261,7 @@ std::optional<std::pair<uint64_t, uint64_t>> TraceReader::time_range() const {
     if (!open_following_seal(scanner, moved, &error)) continue;
     while (std::optional<detail::Frame> frame = scanner.next(nullptr)) {
       const format::FrameHeader& h = frame->header;
-      if (h.event_count == 0 || h.first_ns == 0) continue;
+      if (h.first_ns == 0) continue;  // nothing timed in it (GPU-only frames have no events but a range)
       first = std::min(first, h.first_ns);
       last = std::max(last, std::max(h.first_ns, h.last_ns));
     }
@@ -285,6 +290,7 @@ void TraceReader::read(SegmentVisitor& visitor) {
   read_problems_.clear();
   for (FileSummary& f : files_) {
     f.segments = f.bad_segments = f.events = f.stored_bytes = f.raw_bytes = f.first_ns = f.last_ns = 0;
+    f.gpu_records = 0;
     f.torn_tail = f.truncated = false;
   }
   for (ProcessState& p : processes_) {
@@ -293,6 +299,8 @@ void TraceReader::read(SegmentVisitor& visitor) {
     p.stacks.clear();
     p.modules.clear();
     p.sampler.reset();
+    p.gpu_devices.clear();
+    p.gpu_stats = GpuStats{};
     visitor.begin_process(p);
     for (size_t fi : p.files) read_file(p, files_[fi], visitor);
     visitor.end_process(p);
@@ -368,6 +376,15 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
     for (const StackTrace& st : seg.stacks) process.stacks[st.id] = st;
     for (const ModuleInfo& m : seg.modules) process.modules[m.id] = m;
     if (seg.sampler) process.sampler = seg.sampler;
+    for (const GpuDevice& d : seg.gpu_devices) process.gpu_devices[d.id] = d;
+    if (seg.gpu_stats) {
+      GpuStats& st = process.gpu_stats;
+      st.records = std::max(st.records, seg.gpu_stats->records);
+      st.dropped_records = std::max(st.dropped_records, seg.gpu_stats->dropped_records);
+      st.refused_buffers = std::max(st.refused_buffers, seg.gpu_stats->refused_buffers);
+      st.clock_violations = std::max(st.clock_violations, seg.gpu_stats->clock_violations);
+      st.unknown_records = std::max(st.unknown_records, seg.gpu_stats->unknown_records);
+    }
 
     ++file.segments;
     file.events += seg.events.size();
@@ -381,6 +398,12 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       }
       file.first_ns = file.first_ns == 0 ? lo : std::min(file.first_ns, lo);
       file.last_ns = std::max(file.last_ns, hi);
+    }
+    file.gpu_records += seg.gpu.size();
+    for (const GpuActivity& a : seg.gpu) {
+      if (a.kind == GpuKind::ExternalCorrelation) continue;  // no time of its own
+      file.first_ns = file.first_ns == 0 ? a.start_ns : std::min(file.first_ns, a.start_ns);
+      file.last_ns = std::max(file.last_ns, a.end_ns);
     }
     visitor.segment(SegmentView{process, file, frame->offset, seg});
   }

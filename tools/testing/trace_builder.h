@@ -96,6 +96,19 @@ class TraceBuilder {
     with_drops_.push_back(thread_index);
   }
 
+  // GPU records, names and devices (ringprof/gpu.h), written with the next flush().
+  uint32_t gpu_name(const std::string& name) {
+    gpu_names_.push_back(name);
+    return static_cast<uint32_t>(gpu_names_.size());
+  }
+  void gpu_device(const GpuDevice& d) { gpu_devices_.push_back(d); }
+  void gpu(const GpuActivity& a) { gpu_.push_back(a); }
+  GpuStats& gpu_stats() {
+    has_gpu_stats_ = true;
+    ++gpu_stats_.version;
+    return gpu_stats_;
+  }
+
   // Encodes the events added since the last flush as one segment of the
   // current file; returns the frame's offset in that file.
   size_t flush() {
@@ -115,11 +128,21 @@ class TraceBuilder {
     b.modules = modules_;
     b.sampler = sampler_ ? &*sampler_ : nullptr;
     set_time_range(b);
+    b.gpu = gpu_;
+    b.gpu_names = gpu_names_;
+    b.gpu_devices = gpu_devices_;
+    b.gpu_stats = has_gpu_stats_ ? &gpu_stats_ : nullptr;
+    for (const GpuActivity& a : gpu_) {
+      if (a.kind == GpuKind::ExternalCorrelation) continue;
+      b.first_ns = b.first_ns == 0 ? a.start_ns : std::min(b.first_ns, a.start_ns);
+      b.last_ns = std::max(b.last_ns, a.end_ns);
+    }
     const size_t offset = file_.size();
     frame_offsets_.push_back(offset);
     encoder_.encode(b, file_);
     events_.clear();
     runs_.clear();
+    gpu_.clear();
     // Drop counts are "since the last written batch".
     for (ThreadInfo& t : threads_) t.dropped_ring = t.dropped_io = t.samples_lost = 0;
     with_drops_.clear();
@@ -162,6 +185,11 @@ class TraceBuilder {
   std::vector<uint32_t> with_drops_;
   std::vector<Event> events_;
   std::vector<EventRun> runs_;
+  std::vector<GpuActivity> gpu_;
+  std::vector<std::string> gpu_names_;
+  std::vector<GpuDevice> gpu_devices_;
+  GpuStats gpu_stats_;
+  bool has_gpu_stats_ = false;
   uint64_t sequence_ = 0;
   std::vector<uint8_t> file_;
   std::vector<size_t> frame_offsets_;

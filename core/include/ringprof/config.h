@@ -28,6 +28,12 @@ struct Config {
   uint32_t ring_drain_percent = 25;          // a ring found this full makes the next look come after 1 ms
 
   bool flush_at_exit = true;                 // RINGPROF_FLUSH_AT_EXIT: stop() from exit()
+
+  // GPU activity through CUPTI; used by builds with CUPTI support only (README "GPU tracing").
+  bool gpu = true;                           // RINGPROF_GPU: 0 leaves CUPTI alone
+  uint64_t cupti_buffer_bytes = 4ull << 20;  // RINGPROF_CUPTI_BUFFER_SIZE: one activity buffer
+  uint32_t cupti_buffers = 8;                // RINGPROF_CUPTI_BUFFERS: most buffers CUPTI may hold at once
+  std::string cupti_library;                 // RINGPROF_CUPTI_LIB: libcupti to load ("" searches)
 };
 
 // Reads RINGPROF_* variables over the defaults. A malformed value keeps the

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ringprof/event.h"
+#include "ringprof/gpu.h"
 
 namespace ringprof {
 
@@ -110,6 +111,11 @@ struct Batch {
   std::span<const StackTrace> stacks;   // every stack known so far; stacks[id - 1].id == id
   std::span<const ModuleInfo> modules;  // every module known so far; modules[id - 1].id == id
   const SamplerState* sampler = nullptr;  // null when no sampler has run in this session
+  // GPU activity (CUPTI; see ringprof/gpu.h). Empty, and gpu_stats null, when no GPU source runs.
+  std::span<const GpuActivity> gpu;        // this batch's records, times within first_ns..last_ns
+  std::span<const std::string> gpu_names;  // every GPU name known so far; gpu_names[id - 1]
+  std::span<const GpuDevice> gpu_devices;  // every device seen so far
+  const GpuStats* gpu_stats = nullptr;
   uint64_t first_ns = 0;              // earliest and latest event time (0 when empty)
   uint64_t last_ns = 0;
 };

@@ -12,6 +12,7 @@
 
 #include "ringprof/event.h"
 #include "ringprof/format.h"
+#include "ringprof/gpu.h"
 #include "ringprof/sink.h"
 
 namespace ringprof {
@@ -81,6 +82,11 @@ struct DecodedSegment {
   std::vector<StackTrace> stacks;           // new in this file
   std::vector<ModuleInfo> modules;          // new in this file; paths resolved through strings
   std::optional<SamplerState> sampler;      // when this segment states it (version is 0)
+  // GPU records (ringprof/gpu.h). A record's `name` indexes gpu_names (name - 1; 0 = none).
+  std::vector<GpuActivity> gpu;
+  std::vector<std::string> gpu_names;       // the names this segment's records use
+  std::vector<GpuDevice> gpu_devices;       // new in this file
+  std::optional<GpuStats> gpu_stats;        // when this segment states them (version is 0)
   uint64_t raw_bytes = 0;                   // payload after decompression
 };
 

@@ -19,8 +19,8 @@
 
 namespace ringprof {
 
-enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max };
-// "name", "calls", "total", "self", "avg", "min", "max".
+enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTotal };
+// "name", "calls", "total", "self", "avg", "min", "max", "self_gpu", "gpu".
 std::optional<TableColumn> parse_table_column(const std::string& text);
 
 struct TableOptions {
@@ -37,6 +37,11 @@ struct TableRow {
   uint64_t self_ns = 0;
   uint64_t min_ns = 0;
   uint64_t max_ns = 0;
+  // GPU work (kernels, copies, sets) the zone launched: directly (its parent
+  // is this zone) and in total (launched anywhere inside it). A row may be an
+  // NVTX range name with GPU columns only.
+  uint64_t gpu_self_ns = 0;
+  uint64_t gpu_total_ns = 0;
   uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
 };
 
@@ -46,6 +51,9 @@ struct TableResult {
   uint64_t zones = 0;                // zones counted
   uint64_t unmatched_zone_ends = 0;
   uint64_t unterminated_zones = 0;
+  bool has_gpu = false;              // the files hold GPU work: GPU columns are shown
+  uint64_t sum_gpu_ns = 0;           // all GPU work in the window
+  uint64_t gpu_outside_zones_ns = 0; // launched outside any zone, or by a call not in the files
 };
 
 TableResult compute_table(TraceReader& reader, const TableOptions& options);

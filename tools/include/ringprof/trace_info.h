@@ -62,6 +62,13 @@ struct TraceInfo {
   uint64_t first_ns = 0;           // over every process (0: no events)
   uint64_t last_ns = 0;
   std::vector<Problem> problems;
+
+  // GPU activity (CUPTI), when the files hold any.
+  uint64_t gpu_records = 0;
+  std::array<uint64_t, kGpuKindCount> gpu_by_kind{};
+  std::vector<std::pair<uint32_t, GpuDevice>> gpu_devices;  // (pid, device)
+  GpuStats gpu_stats;              // summed over processes (each process's latest counts)
+  bool gpu_stats_seen = false;     // some file states GPU counters (GPU tracing ran)
 };
 
 TraceInfo collect_info(TraceReader& reader);

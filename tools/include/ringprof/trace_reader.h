@@ -75,6 +75,7 @@ struct FileSummary {
   uint64_t raw_bytes = 0;         // their payloads decompressed
   uint64_t first_ns = 0;          // event time range of intact segments (0: none)
   uint64_t last_ns = 0;
+  uint64_t gpu_records = 0;       // GPU activity records (their times count in the range too)
 };
 
 // A thread as the process's files describe it; the latest name wins.
@@ -102,6 +103,10 @@ struct ProcessState {
   std::unordered_map<uint32_t, StackTrace> stacks;   // by stack id
   std::map<uint32_t, ModuleInfo> modules;            // by module id
   std::optional<SamplerState> sampler;               // the latest stated
+  std::map<uint32_t, GpuDevice> gpu_devices;         // by device id
+  GpuStats gpu_stats;                                // each counter's largest stated value (they are cumulative)
+  // A device's properties, or null when no file read so far states them.
+  const GpuDevice* gpu_device(uint32_t id) const;
 
   const StackTrace* stack(uint32_t id) const;
   // The module whose executable range holds `address`, or null.
