@@ -117,6 +117,14 @@ Config config_from_env(std::vector<std::string>* warnings) {
   env.integer("RINGPROF_FLUSH_MS", &c.flush_interval_ms, 1, 600000);
   env.integer("RINGPROF_BATCH_EVENTS", &c.batch_events, 1024, 1 << 22);
   env.boolean("RINGPROF_FLUSH_AT_EXIT", &c.flush_at_exit);
+  env.integer("RINGPROF_SAMPLE_HZ", &c.sample_hz, 0, 10000);
+  if (const char* s = env.get("RINGPROF_SAMPLER")) {
+    const std::string v = s;
+    if (v == "auto") c.sampler = SamplerChoice::Auto;
+    else if (v == "perf") c.sampler = SamplerChoice::Perf;
+    else if (v == "timer") c.sampler = SamplerChoice::Timer;
+    else env.warn("RINGPROF_SAMPLER", s, "auto, perf or timer");
+  }
   return c;
 }
 

@@ -9,6 +9,13 @@ namespace ringprof {
 
 enum class ClockChoice : uint8_t { Auto = 0, Tsc = 1, Monotonic = 2 };
 
+// How CPU stacks are sampled (README "CPU sampling").
+enum class SamplerChoice : uint8_t {
+  Auto = 0,   // perf_event where allowed, else the timer-signal fallback
+  Perf = 1,   // perf_event only (off when refused)
+  Timer = 2,  // the timer-signal fallback only
+};
+
 struct Config {
   // Rolling-file sink.
   std::string dir = "ringprof";              // RINGPROF_DIR
@@ -28,6 +35,10 @@ struct Config {
   uint32_t ring_drain_percent = 25;          // a ring found this full makes the next look come after 1 ms
 
   bool flush_at_exit = true;                 // RINGPROF_FLUSH_AT_EXIT: stop() from exit()
+
+  // CPU stack sampler.
+  uint32_t sample_hz = 99;                   // RINGPROF_SAMPLE_HZ: samples per CPU second per thread; 0 = off
+  SamplerChoice sampler = SamplerChoice::Auto;  // RINGPROF_SAMPLER: auto | perf | timer
 };
 
 // Reads RINGPROF_* variables over the defaults. A malformed value keeps the
