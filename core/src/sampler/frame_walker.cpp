@@ -23,9 +23,16 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) void load_pair(ui
   out[1] = p[1];
 }
 
+// syscall() is variadic and reads every argument as a full register: pass
+// unsigned long counts, never int literals whose upper halves are undefined.
+long read_self(int pid, iovec* local, iovec* remote, unsigned long remote_count) noexcept {
+  return syscall(SYS_process_vm_readv, static_cast<long>(pid), local, 1ul, remote, remote_count, 0ul);
+}
+
 bool page_mapped(uint64_t page) noexcept {
   unsigned char vec = 0;
-  return syscall(SYS_mincore, reinterpret_cast<void*>(page), StackReader::kPageBytes, &vec) == 0;
+  return syscall(SYS_mincore, reinterpret_cast<void*>(page), static_cast<unsigned long>(StackReader::kPageBytes),
+                 &vec) == 0;
 }
 
 }  // namespace
@@ -34,7 +41,7 @@ StackReader::Mode StackReader::probe_mode() noexcept {
   const int saved = errno;
   uint64_t src[2] = {1, 2}, dst[2] = {0, 0};
   iovec local{dst, sizeof dst}, remote{src, sizeof src};
-  const long n = syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0);
+  const long n = read_self(getpid(), &local, &remote, 1);
   errno = saved;
   return n == static_cast<long>(sizeof dst) && dst[1] == 2 ? Mode::ProcessVmReadv : Mode::Mincore;
 }
@@ -48,7 +55,7 @@ bool StackReader::fill(uint64_t page) noexcept {
   iovec local{buf_, kWindowBytes};
   iovec remote[2] = {{reinterpret_cast<void*>(page), kPageBytes},
                      {reinterpret_cast<void*>(page + kPageBytes), kPageBytes}};
-  const long n = syscall(SYS_process_vm_readv, pid_, &local, 1, remote, 2, 0);
+  const long n = read_self(pid_, &local, remote, 2);
   if (n <= 0) return false;
   len_ = static_cast<uint64_t>(n);
   return true;

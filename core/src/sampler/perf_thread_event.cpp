@@ -52,7 +52,9 @@ int open_event(uint32_t tid, uint32_t hz) {
   a.clockid = CLOCK_MONOTONIC;
   a.watermark = 1;  // nobody polls: wake up (cheaply) only when half full
   a.wakeup_watermark = 4096;
-  return static_cast<int>(syscall(SYS_perf_event_open, &a, static_cast<pid_t>(tid), -1, -1, PERF_FLAG_FD_CLOEXEC));
+  // syscall() reads full registers: every argument as a long.
+  return static_cast<int>(syscall(SYS_perf_event_open, &a, static_cast<long>(tid), -1l, -1l,
+                                  static_cast<unsigned long>(PERF_FLAG_FD_CLOEXEC)));
 }
 
 }  // namespace
