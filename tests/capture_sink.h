@@ -1,10 +1,13 @@
 // A sink for tests of the recording path: keeps a decoded copy of every batch
-// (events, runs, thread infos, location names) without any encoding, so core
-// tests do not depend on the codec.
+// (events, runs, thread infos, location names; stack samples, stacks, modules
+// and the sampler's state) without any encoding, so core tests do not depend
+// on the codec. Sample events are kept apart, in `samples`, so the tests that
+// count a thread's events are not disturbed by the sampler.
 #pragma once
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,12 @@ namespace ringprof::test {
 
 struct CapturedEvent {
   Event event;
+  uint32_t thread_index;
+};
+
+struct CapturedSample {
+  uint64_t ts;
+  uint32_t stack;  // StackTrace id
   uint32_t thread_index;
 };
 
@@ -33,16 +42,27 @@ class CaptureSink : public Sink {
     }
     sequences.push_back(b.sequence);
     for (const EventRun& run : b.runs) {
-      for (uint32_t i = 0; i < run.count; ++i) events.push_back({b.events[run.begin + i], run.thread_index});
+      for (uint32_t i = 0; i < run.count; ++i) {
+        const Event& e = b.events[run.begin + i];
+        if (e.kind == EventKind::Sample)
+          samples.push_back({e.ts, e.loc, run.thread_index});
+        else
+          events.push_back({e, run.thread_index});
+      }
     }
     for (const ThreadInfo& t : b.threads) {
       ThreadInfo& mine = threads[t.index];
       const uint64_t ring = mine.dropped_ring + t.dropped_ring, io = mine.dropped_io + t.dropped_io;
+      const uint64_t lost = mine.samples_lost + t.samples_lost;
       mine = t;
       mine.dropped_ring = ring;  // summed over batches: the batch carries deltas
       mine.dropped_io = io;
+      mine.samples_lost = lost;
     }
     locations.assign(b.locations.begin(), b.locations.end());
+    stacks.assign(b.stacks.begin(), b.stacks.end());
+    modules.assign(b.modules.begin(), b.modules.end());
+    if (b.sampler) sampler = *b.sampler;
     return true;
   }
   void end_session() override {
@@ -68,6 +88,10 @@ class CaptureSink : public Sink {
   std::vector<CapturedEvent> events;
   std::map<uint32_t, ThreadInfo> threads;  // by index, drops summed
   std::vector<Location> locations;
+  std::vector<CapturedSample> samples;     // Sample events, in batch order
+  std::vector<StackTrace> stacks;          // every stack known at the last batch
+  std::vector<ModuleInfo> modules;         // every module known at the last batch
+  std::optional<SamplerState> sampler;     // as of the last batch that carried one
 };
 
 }  // namespace ringprof::test

@@ -52,6 +52,32 @@ TEST(Config, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c.zstd_level, 3);
   EXPECT_EQ(c.sink, "file");
   EXPECT_TRUE(c.flush_at_exit);
+  EXPECT_EQ(c.sample_hz, 99u);
+  EXPECT_EQ(c.sampler, SamplerChoice::Auto);
+}
+
+TEST(Config, SamplerSettings) {
+  for (auto [text, choice] : {std::pair{"auto", SamplerChoice::Auto}, std::pair{"perf", SamplerChoice::Perf},
+                              std::pair{"timer", SamplerChoice::Timer}}) {
+    Env env{{"RINGPROF_SAMPLER", text}, {"RINGPROF_SAMPLE_HZ", "0"}};
+    std::vector<std::string> warnings;
+    const Config c = config_from_env(&warnings);
+    EXPECT_TRUE(warnings.empty()) << text;
+    EXPECT_EQ(c.sampler, choice) << text;
+    EXPECT_EQ(c.sample_hz, 0u);
+  }
+  {
+    Env env{{"RINGPROF_SAMPLE_HZ", "997"}};
+    EXPECT_EQ(config_from_env().sample_hz, 997u);
+  }
+  Env env{{"RINGPROF_SAMPLER", "ebpf"}, {"RINGPROF_SAMPLE_HZ", "-5"}};
+  std::vector<std::string> warnings;
+  const Config c = config_from_env(&warnings);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("RINGPROF_SAMPLE_HZ=-5"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("RINGPROF_SAMPLER=ebpf"), std::string::npos) << warnings[1];
+  EXPECT_EQ(c.sampler, SamplerChoice::Auto);
+  EXPECT_EQ(c.sample_hz, 99u);
 }
 
 TEST(Config, GoodValuesLand) {

@@ -114,11 +114,17 @@ void tally_file(const std::string& path, FileTally& tally) {
             if (t.has_name) thread_names[t.index] = t.name;
             tally.dropped_ring += t.dropped_ring;
             tally.dropped_io += t.dropped_io;
+            tally.samples_lost += t.samples_lost;
           }
           for (const DecodedEvent& e : seg.events) {
             ++tally.events;
             ++tally.by_kind[static_cast<int>(e.kind)];
-            ++tally.by_thread_name[thread_names[e.thread_index]];
+            // Stack samples are tallied apart: the per-thread counts are the
+            // events the threads recorded.
+            if (e.kind == EventKind::Sample)
+              ++tally.samples;
+            else
+              ++tally.by_thread_name[thread_names[e.thread_index]];
           }
           off += h->header_size + h->stored_size;
           continue;

@@ -54,7 +54,9 @@ struct FileTally {
   uint64_t frames = 0;
   uint64_t events = 0;
   std::map<int, uint64_t> by_kind;               // EventKind value → count
-  std::map<std::string, uint64_t> by_thread_name;  // thread name → events
+  std::map<std::string, uint64_t> by_thread_name;  // thread name → events (stack samples not included)
+  uint64_t samples = 0;                          // Sample events (also in `events` and by_kind)
+  uint64_t samples_lost = 0;
   uint64_t dropped_ring = 0;
   uint64_t dropped_io = 0;
   std::vector<std::string> problems;             // "file: offset N: reason"

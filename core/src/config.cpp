@@ -121,6 +121,14 @@ Config config_from_env(std::vector<std::string>* warnings) {
   env.bytes("RINGPROF_CUPTI_BUFFER_SIZE", &c.cupti_buffer_bytes, 64ull << 10, 256ull << 20);
   env.integer("RINGPROF_CUPTI_BUFFERS", &c.cupti_buffers, 1, 1024);
   if (const char* lib = env.get("RINGPROF_CUPTI_LIB")) c.cupti_library = lib;
+  env.integer("RINGPROF_SAMPLE_HZ", &c.sample_hz, 0, 10000);
+  if (const char* s = env.get("RINGPROF_SAMPLER")) {
+    const std::string v = s;
+    if (v == "auto") c.sampler = SamplerChoice::Auto;
+    else if (v == "perf") c.sampler = SamplerChoice::Perf;
+    else if (v == "timer") c.sampler = SamplerChoice::Timer;
+    else env.warn("RINGPROF_SAMPLER", s, "auto, perf or timer");
+  }
   return c;
 }
 

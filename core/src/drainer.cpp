@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "process_info.h"
+#include "sampler/sampler.h"
 
 namespace ringprof {
 
@@ -104,6 +105,9 @@ RecorderStats Drainer::stats() const {
   s.batches = batches_.load(std::memory_order_relaxed);
   s.threads_seen = threads_seen_.load(std::memory_order_relaxed);
   s.rings_live = rings_live_.load(std::memory_order_relaxed);
+  s.samples_taken = samples_taken_.load(std::memory_order_relaxed);
+  s.samples_written = samples_written_.load(std::memory_order_relaxed);
+  s.samples_lost = samples_lost_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -122,6 +126,7 @@ SessionInfo Drainer::session_info() const {
 void Drainer::run() {
   prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
   guarded([&] { sink_->begin_session(session_info()); });
+  guarded([&] { start_sampler(); });
   uint64_t last_refine = monotonic_now_ns();
   bool hot = false;
   for (;;) {
@@ -137,6 +142,7 @@ void Drainer::run() {
     const bool flushing = flush_ticket > flush_done_;
     guarded([&] {
       adopt_new_rings();
+      sample_round(false);
       hot = drain_all();
       const uint64_t now = monotonic_now_ns();
       if (gpu_.poll(flushing, now)) emit_batch();
@@ -164,6 +170,7 @@ void Drainer::run() {
     adopt_new_rings();
     drain_all();
     gpu_.poll(true, monotonic_now_ns());
+    sample_round(true);
     reclaim_rings(true);
     emit_batch();
   });
@@ -198,14 +205,32 @@ void Drainer::adopt_new_rings() {
       Ring::release(r);
       continue;
     }
-    ThreadState& t = threads_[r->thread_index];
-    t.ring = r;
-    t.info.index = r->thread_index;
-    t.info.tid = r->tid();
-    t.info.name.assign(r->initial_name, strnlen(r->initial_name, sizeof r->initial_name));
-    t.info.name_version = 1;
-    threads_seen_.fetch_add(1, std::memory_order_relaxed);
+    // A thread the sampler already gave an index keeps it: its samples and
+    // its events must land on one thread in the file.
+    ThreadState* known = nullptr;
+    if (auto it = index_by_tid_.find(r->tid()); it != index_by_tid_.end()) {
+      ThreadState& k = threads_[it->second];
+      if (!k.ring && k.sampled) known = &k;
+    }
+    const std::string initial(r->initial_name, strnlen(r->initial_name, sizeof r->initial_name));
+    if (known) {
+      known->ring = r;
+      if (known->info.name != initial) {
+        known->info.name = initial;
+        ++known->info.name_version;
+      }
+    } else {
+      ThreadState& t = threads_[r->thread_index];
+      t.ring = r;
+      t.info.index = r->thread_index;
+      t.info.tid = r->tid();
+      t.info.name = initial;
+      t.info.name_version = 1;
+      index_by_tid_[r->tid()] = r->thread_index;
+      threads_seen_.fetch_add(1, std::memory_order_relaxed);
+    }
     rings_live_.fetch_add(1, std::memory_order_relaxed);
+    if (sampler_ && sampler_->watch(r->tid())) thread_for_tid(r->tid()).sampled = true;
   }
 }
 
@@ -301,7 +326,8 @@ void Drainer::drain_ring(ThreadState& t) {
 void Drainer::emit_batch() {
   batch_threads_.clear();
   for (auto& [index, t] : threads_) {
-    if (t.in_batch || t.info.dropped_ring || t.info.dropped_io) batch_threads_.push_back(t.info);
+    if (t.in_batch || t.info.dropped_ring || t.info.dropped_io || t.info.samples_lost)
+      batch_threads_.push_back(t.info);
   }
   if (events_.empty() && batch_threads_.empty() && !gpu_.has_pending()) return;
   std::sort(batch_threads_.begin(), batch_threads_.end(),
@@ -312,6 +338,9 @@ void Drainer::emit_batch() {
   b.runs = runs_;
   b.threads = batch_threads_;
   b.locations = locations_.all();
+  b.stacks = stacks_.all();
+  b.modules = modules_.all();
+  b.sampler = sampler_ ? &sampler_->state() : nullptr;
   b.first_ns = events_.empty() ? 0 : batch_first_ns_;
   b.last_ns = events_.empty() ? 0 : batch_last_ns_;
   gpu_.attach(b);
@@ -322,17 +351,30 @@ void Drainer::emit_batch() {
     ok = false;  // a throwing sink loses the batch, which is counted below
   }
   if (ok) {
-    events_written_.fetch_add(events_.size(), std::memory_order_relaxed);
+    events_written_.fetch_add(events_.size() - samples_in_batch_, std::memory_order_relaxed);
+    samples_written_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
     for (const ThreadInfo& reported : batch_threads_) {
       ThreadState& t = threads_[reported.index];
       t.info.dropped_ring -= reported.dropped_ring;
       t.info.dropped_io -= reported.dropped_io;
+      t.info.samples_lost -= reported.samples_lost;
     }
   } else {
-    // The batch is gone: its events count as dropped, reported with a later batch.
-    dropped_io_.fetch_add(events_.size(), std::memory_order_relaxed);
-    for (const EventRun& run : runs_) threads_[run.thread_index].info.dropped_io += run.count;
+    // The batch is gone: its events count as dropped and its samples as
+    // lost, reported with a later batch.
+    dropped_io_.fetch_add(events_.size() - samples_in_batch_, std::memory_order_relaxed);
+    samples_lost_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
+    for (const EventRun& run : runs_) {
+      ThreadInfo& info = threads_[run.thread_index].info;
+      for (uint32_t i = run.begin; i < run.begin + run.count; ++i) {
+        if (events_[i].kind == EventKind::Sample)
+          ++info.samples_lost;
+        else
+          ++info.dropped_io;
+      }
+    }
   }
+  samples_in_batch_ = 0;
   batches_.fetch_add(1, std::memory_order_relaxed);
   gpu_.written();
   for (auto& [index, t] : threads_) t.in_batch = false;
@@ -355,10 +397,14 @@ void Drainer::reclaim_rings(bool all) {
       t.ring = nullptr;
       rings_live_.fetch_sub(1, std::memory_order_relaxed);
     }
-    if (!t.ring && !t.in_batch && t.info.dropped_ring == 0 && t.info.dropped_io == 0)
+    if (!t.ring && !t.sampled && !t.in_batch && t.info.dropped_ring == 0 && t.info.dropped_io == 0 &&
+        t.info.samples_lost == 0) {
+      if (auto tid = index_by_tid_.find(t.info.tid); tid != index_by_tid_.end() && tid->second == it->first)
+        index_by_tid_.erase(tid);
       it = threads_.erase(it);
-    else
+    } else {
       ++it;
+    }
   }
 }
 

@@ -27,13 +27,20 @@
 #include "ringprof/ring.h"
 #include "ringprof/ringprof.h"
 #include "ringprof/sink.h"
+#include "sampler/module_table.h"
+#include "sampler/sample_visitor.h"
+#include "sampler/stack_table.h"
 
 namespace ringprof {
 
-class Drainer {
+namespace sampler {
+class Sampler;
+}
+
+class Drainer : private sampler::SampleVisitor {
  public:
   Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock);
-  ~Drainer();
+  ~Drainer() override;
 
   // Starts the thread. False when the thread could not be created.
   bool start();
@@ -52,6 +59,9 @@ class Drainer {
     ThreadInfo info;
     uint64_t ring_dropped_seen = 0;
     bool in_batch = false;
+    bool sampled = false;  // the sampler covers this thread (it is alive)
+    uint64_t first_seen_ns = 0;    // sampler-only threads: when the sampler found it
+    uint64_t name_checked_ns = 0;  // sampler-only threads: when comm was last read
   };
 
   void run();
@@ -65,12 +75,29 @@ class Drainer {
   void reclaim_rings(bool all);
   SessionInfo session_info() const;
 
+  // ---- sampling (drainer_sampling.cpp) ----
+  void start_sampler();
+  void sample_round(bool final);
+  ThreadState& thread_for_tid(uint32_t tid);
+  void on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> frames) override;
+  void on_lost(uint32_t tid, uint64_t n) override;
+  void refresh_sampled_names(uint64_t now_ns);
+
   Config config_;
   std::shared_ptr<Sink> sink_;
   uint32_t session_;
   TickConverter clock_;
   LocationRegistry locations_;
   std::unordered_map<uint32_t, ThreadState> threads_;  // by thread index
+  std::unordered_map<uint32_t, uint32_t> index_by_tid_;  // live threads: tid → index in threads_
+
+  // Sampling.
+  std::unique_ptr<sampler::Sampler> sampler_;
+  sampler::StackTable stacks_;
+  sampler::ModuleTable modules_;
+  std::vector<uint32_t> tids_added_, tids_removed_;
+  uint64_t samples_in_batch_ = 0;
+  uint64_t names_checked_ns_ = 0;
 
   // The current batch.
   std::vector<Event> events_;
@@ -101,6 +128,9 @@ class Drainer {
   std::atomic<uint64_t> rings_live_{0};
 
   GpuCollector gpu_;  // GPU activity (CUPTI) for the batches; last, so it starts after the rest is set up
+  std::atomic<uint64_t> samples_taken_{0};
+  std::atomic<uint64_t> samples_written_{0};
+  std::atomic<uint64_t> samples_lost_{0};
 };
 
 // The queue through which a thread's new ring reaches the drainer.

@@ -16,6 +16,8 @@
 #include "clock.h"
 #include "drainer.h"
 #include "ringprof/ringprof.h"
+#include "sampler/timer_thread_sampler.h"
+#include "thread_index.h"
 
 namespace ringprof {
 namespace detail {
@@ -103,9 +105,18 @@ void fork_child() {
   // The ring queue may have been mid-operation in a parent thread: start()
   // replaces it before any thread of the child can register a ring.
   g_queue_reset_pending.store(true, std::memory_order_relaxed);
+  // The parent's sampling timers do not exist here; forget their slots so a
+  // sampler started by the child begins from an empty table. (The parent's
+  // perf_event descriptors stay open, idle, until exec: they watch the
+  // parent's threads and nobody here reads them.)
+  sampler::reset_timer_slots_after_fork();
 }
 
 }  // namespace
+
+uint32_t allocate_thread_index() noexcept {
+  return g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
+}
 
 namespace detail {
 
@@ -130,7 +141,7 @@ Ring* attach_thread(uint32_t session) noexcept {
     slot.ring = Ring::refusing();
     return slot.ring;
   }
-  r->thread_index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
+  r->thread_index = allocate_thread_index();
   r->session = session;
   prctl(PR_GET_NAME, r->initial_name, 0, 0, 0);
   r->initial_name[sizeof r->initial_name - 1] = '\0';

@@ -9,6 +9,13 @@ namespace ringprof {
 
 enum class ClockChoice : uint8_t { Auto = 0, Tsc = 1, Monotonic = 2 };
 
+// How CPU stacks are sampled (README "CPU sampling").
+enum class SamplerChoice : uint8_t {
+  Auto = 0,   // perf_event where allowed, else the timer-signal fallback
+  Perf = 1,   // perf_event only (off when refused)
+  Timer = 2,  // the timer-signal fallback only
+};
+
 struct Config {
   // Rolling-file sink.
   std::string dir = "ringprof";              // RINGPROF_DIR
@@ -34,6 +41,9 @@ struct Config {
   uint64_t cupti_buffer_bytes = 4ull << 20;  // RINGPROF_CUPTI_BUFFER_SIZE: one activity buffer
   uint32_t cupti_buffers = 8;                // RINGPROF_CUPTI_BUFFERS: most buffers CUPTI may hold at once
   std::string cupti_library;                 // RINGPROF_CUPTI_LIB: libcupti to load ("" searches)
+  // CPU stack sampler.
+  uint32_t sample_hz = 99;                   // RINGPROF_SAMPLE_HZ: samples per CPU second per thread; 0 = off
+  SamplerChoice sampler = SamplerChoice::Auto;  // RINGPROF_SAMPLER: auto | perf | timer
 };
 
 // Reads RINGPROF_* variables over the defaults. A malformed value keeps the

@@ -54,6 +54,11 @@ struct RecorderStats {
   uint64_t batches = 0;
   uint64_t threads_seen = 0;
   uint64_t rings_live = 0;        // rings not yet reclaimed
+  // CPU stack sampler (0 while it is off). After stop(), and whenever every
+  // batch was written: samples_taken = samples_written + samples_lost.
+  uint64_t samples_taken = 0;     // stack samples the sampler took
+  uint64_t samples_written = 0;   // Sample events handed to the sink and accepted (not in events_written)
+  uint64_t samples_lost = 0;      // lost: full sample rings, PERF_RECORD_LOST, stack table full, failed writes
 };
 RecorderStats recorder_stats();
 

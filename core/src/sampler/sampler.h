@@ -1,0 +1,94 @@
+// The CPU stack sampler: picks a mechanism, keeps every thread of the process
+// covered, and hands samples to the drainer. Lives on the drainer thread.
+//
+// Mechanisms, in order of preference:
+//   perf_event     one perf_event_open task-clock event per thread with a
+//                  fixed period of 1e9/hz ns of the thread's CPU time and the
+//                  user call chain; the kernel writes samples into a small
+//                  mmap ring per thread that only the drainer reads. The
+//                  application runs no code of ours per sample.
+//   timer_signal   where perf_event_open is refused (perf_event_paranoid,
+//                  seccomp, containers) or RINGPROF_SAMPLER=timer: a per-thread
+//                  CPU-time timer and a signal handler that walks frame
+//                  pointers into a per-thread sample ring.
+//   off            RINGPROF_SAMPLE_HZ=0, or nothing works (one warning).
+//
+// Coverage: the drainer calls watch() for the thread of every new event ring,
+// and upkeep() lists /proc/self/task every 100 ms to find threads that never
+// record an event and to retire those that exited. The drainer thread itself
+// is never sampled. Failures never reach the application: a thread that
+// cannot be covered is left out (one warning per process).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ringprof/config.h"
+#include "ringprof/sink.h"
+#include "sampler/frame_walker.h"
+#include "sampler/sample_visitor.h"
+
+namespace ringprof::sampler {
+
+class PerfThreadEvent;
+class TimerThreadSampler;
+
+class Sampler {
+ public:
+  // Chooses the mechanism; call on the drainer thread (it is never sampled).
+  Sampler(uint32_t hz, SamplerChoice choice);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Mechanism and reason; `version` changes when sampling stops on its own.
+  const SamplerState& state() const noexcept { return state_; }
+  bool on() const noexcept { return mechanism_ != Mechanism::Off; }
+
+  // Starts sampling `tid` unless it already is, is the drainer, or cannot be.
+  // True when newly covered.
+  bool watch(uint32_t tid);
+  // Every 100 ms (or when `force`): covers new threads (appended to *added)
+  // and retires exited ones after delivering their last samples (appended to
+  // *removed).
+  void upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<uint32_t>* added,
+              std::vector<uint32_t>* removed);
+  // Delivers every sample ready.
+  void collect(SampleVisitor& v);
+  // Stops every timer and event and delivers what is left. Idempotent.
+  void stop(SampleVisitor& v);
+
+  // Samples taken so far: delivered, waiting, or lost.
+  uint64_t taken() const noexcept;
+  size_t threads_covered() const noexcept { return perf_.size() + timers_.size(); }
+
+ private:
+  enum class Mechanism : uint8_t { Off, Perf, Timer };
+  void go_off(const std::string& why, bool warn);
+  void warn_thread_failure(uint32_t tid, int err);
+  void close_thread(uint32_t tid, SampleVisitor& v);
+
+  Mechanism mechanism_ = Mechanism::Off;
+  SamplerState state_;
+  uint32_t hz_ = 0;
+  uint32_t self_tid_ = 0;
+  int signo_ = 0;
+  StackReader::Mode reader_mode_ = StackReader::Mode::ProcessVmReadv;
+  bool stopped_ = false;
+  uint64_t next_scan_ns_ = 0;
+  uint64_t taken_closed_ = 0;  // by threads no longer covered (timer mode)
+  uint64_t taken_perf_ = 0;    // perf mode: records read plus losses the kernel reported
+  std::unordered_map<uint32_t, std::unique_ptr<PerfThreadEvent>> perf_;
+  std::unordered_map<uint32_t, std::unique_ptr<TimerThreadSampler>> timers_;
+  std::unordered_set<uint32_t> failed_;  // tids that could not be covered: not retried
+  std::vector<unsigned char> scratch_;
+};
+
+// Human text for an errno: "EACCES", or the number.
+std::string errno_name(int err);
+
+}  // namespace ringprof::sampler

@@ -1,0 +1,283 @@
+#include "sampler/timer_thread_sampler.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <new>
+
+#include "ringprof/event.h"
+#include "ringprof/ring.h"
+
+namespace ringprof::sampler {
+
+namespace {
+
+constexpr uint32_t kSlots = 4096;            // threads armed at once, at most
+constexpr uint32_t kRingEvents = 1024;       // 32 KiB per thread: ~30 deepest samples
+constexpr uint32_t kMaxRecordSlots = 1 + sample_frame_slots(kMaxSampleFrames);
+
+struct alignas(64) Slot {
+  std::atomic<uint64_t> key{0};    // (generation << 32) | (index + 1) while armed; 0 otherwise
+  std::atomic<uint32_t> busy{0};   // handlers inside this slot
+  std::atomic<uint64_t> taken{0};  // written by the handler only
+  std::atomic<uint64_t> missed{0};  // periods the kernel folded into one signal (timer overruns)
+  // Set by the drainer before `key` is published; read-only while armed.
+  uint32_t tid = 0;
+  int pid = 0;
+  StackReader::Mode mode = StackReader::Mode::ProcessVmReadv;
+  Ring* ring = nullptr;
+  unsigned char* window = nullptr;  // StackReader::kWindowBytes
+  uint64_t* frames = nullptr;       // kMaxSampleFrames
+  bool owned = false;               // drainer-only: the slot belongs to a TimerThreadSampler
+};
+
+Slot g_slots[kSlots];
+std::atomic<uint32_t> g_generation{0};
+std::atomic<int> g_signo{0};
+
+void take_sample(Slot& s, const siginfo_t* si, void* ctx) noexcept {
+  // CPU-time timers expire on the scheduler tick: when more than one period
+  // passed, one signal comes with the others as overruns. They count as taken
+  // and lost, so the accounting shows a rate above CONFIG_HZ is not reached.
+  const uint64_t overrun = si->si_overrun > 0 ? static_cast<uint64_t>(si->si_overrun) : 0;
+  if (overrun) s.missed.store(s.missed.load(std::memory_order_relaxed) + overrun, std::memory_order_relaxed);
+  s.taken.store(s.taken.load(std::memory_order_relaxed) + 1 + overrun, std::memory_order_relaxed);
+  Ring* r = s.ring;
+  uint64_t pos;
+  if (!r->claim(kMaxRecordSlots, &pos)) return;  // full: the ring counts the drop
+  const auto* uc = static_cast<const ucontext_t*>(ctx);
+  const uint64_t ip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  const uint64_t fp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RBP]);
+  const uint64_t sp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RSP]);
+  StackReader reader(s.pid, s.window, s.mode);
+  const size_t n = walk_frame_pointers(ip, fp, sp, s.frames, kMaxSampleFrames, reader);
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  Event* e = r->slot_at(pos);
+  e->ts = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  e->kind = EventKind::Sample;
+  e->ref = NameRef::None;
+  e->extra = static_cast<uint16_t>(n);
+  e->loc = 0;
+  e->p0 = 0;
+  e->p1 = 0;
+  const uint32_t slots = sample_frame_slots(n);
+  for (uint32_t k = 0; k < slots; ++k) {
+    const size_t first = size_t{k} * 4, count = n - first < 4 ? n - first : 4;
+    std::memcpy(r->slot_at(pos + 1 + k), s.frames + first, count * sizeof(uint64_t));
+  }
+  r->publish(pos + 1 + slots);
+}
+
+void on_signal(int, siginfo_t* si, void* ctx) {
+  const int saved = errno;
+  if (si && si->si_code == SI_TIMER && ctx) {
+    const auto key = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(si->si_value.sival_ptr));
+    const uint64_t index = (key & 0xffffffffu) - 1;
+    if (index < kSlots) {
+      Slot& s = g_slots[index];
+      s.busy.fetch_add(1, std::memory_order_seq_cst);
+      if (s.key.load(std::memory_order_seq_cst) == key && s.tid == static_cast<uint32_t>(syscall(SYS_gettid)))
+        take_sample(s, si, ctx);
+      s.busy.fetch_sub(1, std::memory_order_release);
+    }
+  }
+  errno = saved;
+}
+
+bool ours(const struct sigaction& sa) {
+  return (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == on_signal;
+}
+
+}  // namespace
+
+bool sample_signal_intact(int signo) {
+  struct sigaction cur;
+  return signo > 0 && sigaction(signo, nullptr, &cur) == 0 && ours(cur);
+}
+
+int ensure_sample_signal(std::string* why) {
+  const int known = g_signo.load(std::memory_order_relaxed);
+  if (known && sample_signal_intact(known)) return known;
+  // The first real-time signal from SIGRTMIN+8 on (then the lower ones) whose
+  // handler is the default: a signal the application uses is never taken.
+  const int lo = SIGRTMIN, hi = SIGRTMAX;
+  for (int k = 0; k <= hi - lo; ++k) {
+    const int sig = lo + (8 + k) % (hi - lo + 1);
+    struct sigaction cur;
+    if (sigaction(sig, nullptr, &cur) != 0) continue;
+    if (ours(cur)) {
+      g_signo.store(sig, std::memory_order_relaxed);
+      return sig;
+    }
+    if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) continue;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, nullptr) != 0) continue;
+    g_signo.store(sig, std::memory_order_relaxed);
+    return sig;
+  }
+  *why = "no free real-time signal for the timer-signal sampler";
+  return 0;
+}
+
+std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint32_t hz, int signo,
+                                                             StackReader::Mode mode, int* err) {
+  uint32_t index = kSlots;
+  for (uint32_t i = 0; i < kSlots; ++i) {
+    if (!g_slots[i].owned && g_slots[i].busy.load(std::memory_order_acquire) == 0) {
+      index = i;
+      break;
+    }
+  }
+  if (index == kSlots) {
+    *err = EMFILE;
+    return nullptr;
+  }
+  Slot& s = g_slots[index];
+  Ring* ring = Ring::create(kRingEvents, tid);
+  auto* window = new (std::nothrow) unsigned char[StackReader::kWindowBytes];
+  auto* frames = new (std::nothrow) uint64_t[kMaxSampleFrames];
+  std::unique_ptr<TimerThreadSampler> t(new (std::nothrow) TimerThreadSampler());
+  if (!ring || !window || !frames || !t) {
+    if (ring) {
+      Ring::release(ring);
+      Ring::release(ring);
+    }
+    delete[] window;
+    delete[] frames;
+    *err = ENOMEM;
+    return nullptr;
+  }
+  s.owned = true;
+  s.tid = tid;
+  s.pid = static_cast<int>(getpid());
+  s.mode = mode;
+  s.ring = ring;
+  s.window = window;
+  s.frames = frames;
+  s.taken.store(0, std::memory_order_relaxed);
+  s.missed.store(0, std::memory_order_relaxed);
+  const uint64_t gen = g_generation.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint64_t key = (gen << 32) | (index + 1);
+  s.key.store(key, std::memory_order_seq_cst);
+  t->tid_ = tid;
+  t->slot_ = index;
+  t->has_slot_ = true;
+
+  sigevent sev;
+  std::memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = signo;
+  sev.sigev_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(key));
+  sev._sigev_un._tid = static_cast<pid_t>(tid);
+  // The per-thread CPU-time clock of `tid`: CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED.
+  const auto clock = static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 6u);
+  if (timer_create(clock, &sev, &t->timer_) != 0) {
+    *err = errno;
+    return nullptr;  // t's destructor frees the slot
+  }
+  t->armed_ = true;
+  const uint64_t period = 1000000000ull / (hz ? hz : 1);
+  itimerspec its;
+  its.it_interval.tv_sec = static_cast<time_t>(period / 1000000000ull);
+  its.it_interval.tv_nsec = static_cast<long>(period % 1000000000ull);
+  its.it_value = its.it_interval;
+  if (timer_settime(t->timer_, 0, &its, nullptr) != 0) {
+    *err = errno;
+    return nullptr;
+  }
+  *err = 0;
+  return t;
+}
+
+void TimerThreadSampler::disarm() {
+  Slot& s = g_slots[slot_];
+  s.key.store(0, std::memory_order_seq_cst);
+  if (armed_) {
+    timer_delete(timer_);
+    armed_ = false;
+  }
+  // A handler that got in before the key was cleared finishes in
+  // microseconds; one stopped in a debugger might not: then leak its memory
+  // rather than free it under it.
+  for (int i = 0; s.busy.load(std::memory_order_seq_cst) != 0; ++i) {
+    if (i > 100000) {
+      leaked_ = true;
+      return;
+    }
+    sched_yield();
+  }
+}
+
+TimerThreadSampler::~TimerThreadSampler() {
+  if (!has_slot_) return;
+  Slot& s = g_slots[slot_];
+  disarm();
+  if (leaked_) return;  // the slot stays owned forever
+  if (s.ring) {
+    Ring::release(s.ring);  // the ring starts with two references; we hold both
+    Ring::release(s.ring);
+  }
+  delete[] s.window;
+  delete[] s.frames;
+  s.ring = nullptr;
+  s.window = nullptr;
+  s.frames = nullptr;
+  s.owned = false;
+}
+
+uint64_t TimerThreadSampler::taken() const noexcept {
+  return g_slots[slot_].taken.load(std::memory_order_relaxed);
+}
+
+void TimerThreadSampler::read(SampleVisitor& v) {
+  Ring* r = g_slots[slot_].ring;
+  if (!r) return;
+  uint64_t ready = r->readable();
+  uint64_t i = 0;
+  while (i < ready) {
+    const Event& e = r->peek(i);
+    const size_t n = e.extra <= kMaxSampleFrames ? e.extra : kMaxSampleFrames;
+    const uint32_t slots = sample_frame_slots(e.extra);
+    if (i + 1 + slots > ready) break;  // cannot happen: records are published whole
+    for (uint32_t k = 0; k < slots; ++k) {
+      const size_t first = size_t{k} * 4;
+      if (first >= n) break;
+      const size_t count = n - first < 4 ? n - first : 4;
+      std::memcpy(frames_ + first, &r->peek(i + 1 + k), count * sizeof(uint64_t));
+    }
+    const uint64_t ts = e.ts;
+    i += 1 + slots;
+    v.on_sample(tid_, ts, std::span<const uint64_t>(frames_, n));
+  }
+  r->consume(i);
+  const uint64_t d = r->dropped() + g_slots[slot_].missed.load(std::memory_order_relaxed);
+  if (d != dropped_seen_) {
+    v.on_lost(tid_, d - dropped_seen_);
+    dropped_seen_ = d;
+  }
+}
+
+void reset_timer_slots_after_fork() noexcept {
+  for (Slot& s : g_slots) {
+    if (!s.owned && s.key.load(std::memory_order_relaxed) == 0) continue;  // leave untouched pages untouched
+    s.key.store(0, std::memory_order_relaxed);
+    s.busy.store(0, std::memory_order_relaxed);
+    s.owned = false;
+    s.ring = nullptr;
+    s.window = nullptr;
+    s.frames = nullptr;
+  }
+}
+
+}  // namespace ringprof::sampler
