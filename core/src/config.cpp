@@ -117,6 +117,7 @@ Config config_from_env(std::vector<std::string>* warnings) {
   env.integer("RINGPROF_FLUSH_MS", &c.flush_interval_ms, 1, 600000);
   env.integer("RINGPROF_BATCH_EVENTS", &c.batch_events, 1024, 1 << 22);
   env.boolean("RINGPROF_FLUSH_AT_EXIT", &c.flush_at_exit);
+  ops_config_from_env(c.ops, warnings);  // RINGPROF_MODE, _SCHEDULE, _DUTY_CYCLE, _FORK, ... (ops_config.cpp)
   return c;
 }
 

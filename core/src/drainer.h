@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "location_registry.h"
+#include "ops_hooks.h"
 #include "ringprof/config.h"
 #include "ringprof/ring.h"
 #include "ringprof/ringprof.h"
@@ -61,6 +62,7 @@ class Drainer {
   void drain_ring(ThreadState& t);
   void account_drops(ThreadState& t);
   void emit_batch();
+  void discard_batch();  // a crash flush stored it already
   void reclaim_rings(bool all);
   SessionInfo session_info() const;
 
@@ -80,6 +82,7 @@ class Drainer {
   uint64_t batch_started_mono_ = 0;  // when the oldest event of the batch was drained
   uint64_t sequence_ = 0;
   std::string name_buffer_;
+  ops::DrainerOps ops_;  // levels, windows, triggers, crash hand-off (ops_hooks.h)
 
   // Control (stop/flush callers ↔ drainer thread); never touched by producers.
   std::thread thread_;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ringprof/ops.h"
+
 namespace ringprof {
 
 enum class ClockChoice : uint8_t { Auto = 0, Tsc = 1, Monotonic = 2 };
@@ -28,6 +30,8 @@ struct Config {
   uint32_t ring_drain_percent = 25;          // a ring found this full makes the next look come after 1 ms
 
   bool flush_at_exit = true;                 // RINGPROF_FLUSH_AT_EXIT: stop() from exit()
+
+  OpsConfig ops;                             // levels, schedules, crash flush, fork (ringprof/ops.h)
 };
 
 // Reads RINGPROF_* variables over the defaults. A malformed value keeps the

@@ -82,6 +82,7 @@ struct DecodedSegment {
   std::vector<ModuleInfo> modules;          // new in this file; paths resolved through strings
   std::optional<SamplerState> sampler;      // when this segment states it (version is 0)
   uint64_t raw_bytes = 0;                   // payload after decompression
+  std::optional<CrashInfo> crash;           // crash segments only (format.h, kFrameCrash)
 };
 
 // Decodes one frame's payload (the bytes after the header). `strings_so_far`
