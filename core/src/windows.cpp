@@ -268,7 +268,9 @@ uint64_t request_window(uint64_t steps, uint64_t duration_ns) noexcept {
   mark(kMarkTrigger, id);
   mark(kMarkWindowBegin, id);
   windows::g_trig_deadline.store(duration_ns ? windows::now_ns() + duration_ns : 0, std::memory_order_relaxed);
-  windows::g_trig_left.store(steps, std::memory_order_relaxed);
+  // The step in progress, then `steps` whole ones: the window closes at the
+  // (steps + 1)-th step() from now.
+  windows::g_trig_left.store(steps ? steps + 1 : 0, std::memory_order_relaxed);
   windows::g_trig_window.store(id, std::memory_order_release);
   windows::update_step_driven();
   return id;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops_commands.h"
 #include "ringprof/chrome_trace.h"
 #include "ringprof/op_table.h"
 #include "ringprof/output_file.h"
@@ -31,9 +32,14 @@ const char* const kUsage =
     "  info PATH...                      files, processes, threads, time range, events, drops, damage\n"
     "  convert PATH... -o OUT            Chrome trace JSON (OUT ending in .gz is gzip; '-' is stdout)\n"
     "  table PATH...                     per-name zone totals (calls, total, self, avg, min, max)\n"
+    "  extract PATH... WINDOW -o DIR     the window's events into files that decode alone (works on a live directory)\n"
+    "  trigger PID [--steps N | --seconds S] [--mode detailed] [--dir DIR] [--timeout S]\n"
+    "                                    ask a running process for a detailed window now\n"
     "\n"
-    "time windows (convert, table): --from D, --to D (from the trace start), --last D (back from its end)\n"
+    "time windows (convert, table, extract): --from T, --to T, --last D (back from the end),\n"
+    "  --around T --window D, --window-id N (between the window's marks)\n"
     "  D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
+    "  T: a duration from the trace start, or a wall-clock time: 2024-05-01T12:00:00Z, 12:00:00 (today, local)\n"
     "table options: --sort name|calls|total|self|avg|min|max (default total), --top N,\n"
     "  --thread NAME_OR_TID, --format text|csv\n";
 
@@ -56,7 +62,7 @@ struct Args {
 // Parses argv into Args; an error message when malformed.
 std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
   a.command = argv[1];
-  const bool windowed = a.command == "convert" || a.command == "table";
+  const bool windowed = a.command == "convert" || a.command == "table" || a.command == "extract";
   const bool is_table = a.command == "table";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -75,12 +81,25 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     std::optional<std::string> err;
     if (arg == "--") {
       for (++i; i < argc; ++i) a.paths.push_back(argv[i]);
-    } else if (arg == "-o" && a.command == "convert") {
+    } else if (arg == "-o" && (a.command == "convert" || a.command == "extract")) {
       err = value(&a.output);
-    } else if (arg == "--from" && windowed) {
-      err = duration(&a.window.from_ns);
-    } else if (arg == "--to" && windowed) {
-      err = duration(&a.window.to_ns);
+    } else if ((arg == "--from" || arg == "--to" || arg == "--around") && windowed) {
+      std::string text;
+      if (auto e = value(&text)) return e;
+      const auto point = parse_time_point(text);
+      if (!point) return "bad time for " + arg + ": '" + text + "' (try 2.5s, 12:00:00, 2024-05-01T12:00:00Z)";
+      if (arg == "--around") a.window.around = *point;
+      else a.window.set(arg == "--from", *point);
+    } else if (arg == "--window" && windowed) {
+      std::optional<uint64_t> width;
+      err = duration(&width);
+      if (!err) a.window.around_width_ns = *width;
+    } else if (arg == "--window-id" && windowed) {
+      std::string text;
+      if (auto e = value(&text)) return e;
+      if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+        return "bad --window-id: '" + text + "'";
+      a.window.window_id = std::stoull(text);
     } else if (arg == "--last" && windowed) {
       err = duration(&a.window.last_ns);
     } else if (arg == "--sort" && is_table) {
@@ -105,9 +124,13 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     if (err) return err;
   }
   if (a.paths.empty()) return a.command + ": no input PATH given";
-  if (a.window.last_ns && (a.window.from_ns || a.window.to_ns)) return "--last cannot be combined with --from/--to";
+  const bool from_to = a.window.from_ns || a.window.to_ns || a.window.from_wall_ns || a.window.to_wall_ns;
+  if ((a.window.last_ns != std::nullopt) + from_to + (a.window.around != std::nullopt) + (a.window.window_id != std::nullopt) > 1)
+    return "use one of --last, --from/--to, --around, --window-id";
   if (a.window.from_ns && a.window.to_ns && *a.window.to_ns < *a.window.from_ns) return "--to is before --from";
   if (a.command == "convert" && a.output.empty()) return "convert needs -o OUT";
+  if (a.command == "extract" && a.output.empty()) return "extract needs -o DIR";
+  if (a.command == "extract" && a.window.empty()) return "extract needs a window (--last, --from/--to, --around, --window-id)";
   if (is_table && !parse_table_column(a.sort)) return "bad --sort column: '" + a.sort + "'";
   if (is_table && a.format != "text" && a.format != "csv") return "bad --format: '" + a.format + "'";
   return std::nullopt;
@@ -180,13 +203,15 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
-  if (command != "info" && command != "convert" && command != "table")
+  if (command == "trigger") return run_trigger(argc, argv);  // its own options (ops_commands.cpp)
+  if (command != "info" && command != "convert" && command != "table" && command != "extract")
     return usage_error("unknown command '" + command + "'");
   Args args;
   if (auto err = parse_args(argc, argv, args)) return usage_error(*err);
   try {
     if (command == "info") return run_info(args);
     if (command == "convert") return run_convert(args);
+    if (command == "extract") return run_extract(args.paths, args.window, args.output);
     return run_table(args);
   } catch (const std::exception& e) {
     // Out of memory or a library bug: still one line and a status, not an abort.

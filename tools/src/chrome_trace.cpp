@@ -5,6 +5,7 @@
 
 #include "json_text.h"
 #include "ringprof/output_file.h"
+#include "ringprof/trace_window.h"
 #include "ringprof/zone_tracker.h"
 
 namespace ringprof {
@@ -226,7 +227,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
 ChromeTraceStats write_chrome_trace(TraceReader& reader, const ChromeTraceOptions& options, std::ostream& out) {
   TimeWindow window;
   if (!options.window.empty()) {
-    if (auto range = reader.time_range()) window = resolve_window(options.window, range->first, range->second);
+    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // trace_window.h
   }
   ChromeTraceWriter writer(out, window);
   writer.start();

@@ -97,9 +97,11 @@ struct DutyCycle {
 bool parse_duty_cycle(std::string_view text, DutyCycle* out, std::string* error);
 void set_duty_cycle(const DutyCycle& d);
 
-// Opens an on-demand window now (what `ringprof trigger` asks for): it ends
-// after `steps` step() calls or `duration_ns`, whichever comes first (0 =
-// not bounded by that; both 0 = 10 s). Returns its id, 0 when not recording.
+// Opens an on-demand window now (what `ringprof trigger` asks for): it holds
+// the step in progress and the next `steps` whole steps (it closes at the
+// (steps + 1)-th step() call from now), or lasts `duration_ns`, whichever
+// ends first (0 = not bounded by that; both 0 = 10 s). Returns its id, 0 when
+// not recording.
 uint64_t request_window(uint64_t steps, uint64_t duration_ns) noexcept;
 
 // Called on the drainer thread once a window has closed and every event up to
