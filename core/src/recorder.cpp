@@ -227,7 +227,10 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
     std::fprintf(stderr, "ringprof: warning: could not start recording (out of memory)\n");
     return false;
   }
+  // The level is set before the drainer runs: it tells subscribers the starting level.
+  const uint32_t published = ops::session_starting(session, safe);
   if (!d->start()) {
+    ops::session_stopping();
     delete d;
     std::fprintf(stderr, "ringprof: warning: could not start the drainer thread; recording stays off\n");
     return false;
@@ -235,7 +238,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   s.drainer = d;
   s.flush_at_exit = config.flush_at_exit;
   detail::remember_start_config(nullptr);  // start(Config) remembers its own after this returns
-  detail::g_session.store(ops::session_starting(session, safe), std::memory_order_release);
+  detail::g_session.store(published, std::memory_order_release);
   ops::session_started(safe);
   return true;
 }

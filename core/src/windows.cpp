@@ -46,6 +46,7 @@ constinit std::atomic<bool> g_step_driven{false};
 constinit std::atomic<uint32_t> g_skip_first{0}, g_wait{0}, g_warmup{0}, g_active{0}, g_repeat{0};
 constinit std::atomic<uint64_t> g_sched_step{0};
 constinit std::atomic<uint64_t> g_sched_window{0};
+constinit std::atomic<bool> g_sched_recording{false};  // the open window got past its warmup
 
 // Duty cycle.
 constinit std::atomic<uint32_t> g_duty_steps{0};
@@ -72,8 +73,9 @@ void update_step_driven() noexcept {
                       std::memory_order_relaxed);
 }
 
-void completed(uint64_t id) noexcept {
+void completed(uint64_t id, bool notify = true) noexcept {
   mark(kMarkWindowEnd, id);
+  if (!notify) return;
   const uint64_t slot = g_done_head.fetch_add(1, std::memory_order_acq_rel);
   g_done[slot % kDoneSlots].store(id, std::memory_order_release);
 }
@@ -88,8 +90,11 @@ Schedule load_schedule() noexcept {
   return s;
 }
 
+// A window that ends during its warmup (stop(), a new schedule) recorded no
+// active step: it gets its end mark but, as in torch, no completion callback.
 void close_schedule_window() noexcept {
-  if (const uint64_t id = g_sched_window.exchange(0, std::memory_order_acq_rel)) completed(id);
+  if (const uint64_t id = g_sched_window.exchange(0, std::memory_order_acq_rel))
+    completed(id, g_sched_recording.exchange(false, std::memory_order_acq_rel));
 }
 
 void schedule_step() noexcept {
@@ -115,6 +120,7 @@ void schedule_step() noexcept {
       g_sched_window.store(id, std::memory_order_release);
       level::hold(level::kHoldSchedule, true);
     }
+    g_sched_recording.store(true, std::memory_order_release);
     mark(kMarkWindowBegin, id);
   }
   if (a == ScheduleAction::None && p != ScheduleAction::None) {

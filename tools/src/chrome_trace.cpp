@@ -4,6 +4,8 @@
 #include <unordered_map>
 
 #include "json_text.h"
+#include "ringprof/mark_text.h"
+#include "ringprof/ops.h"
 #include "ringprof/output_file.h"
 #include "ringprof/trace_window.h"
 #include "ringprof/zone_tracker.h"
@@ -123,9 +125,45 @@ class ChromeTraceWriter final : public SegmentVisitor {
       case EventKind::FlowEnd:
         on_flow(e, tid);
         break;
+      case EventKind::Mark:
+        on_mark(e, tid);
+        break;
       default:
         break;  // None, ThreadName, Continuation never reach a file
     }
+  }
+
+  // Operational marks: global instants, so a window edge or a crash is a line
+  // across every track; args say what it is.
+  void on_mark(const DecodedEvent& e, uint32_t tid) {
+    const std::string name = process_->location_name(e.loc);
+    begin_event(describe_mark(name, e.value), "i", e.ts_ns, "ringprof.mark");
+    append_pid_tid(process_->pid, tid);
+    line_ += ",\"s\":\"g\",\"args\":{\"mark\":";
+    detail::append_json_string(line_, name);
+    line_ += ",\"value\":";
+    append_uint(line_, e.value);
+    switch (classify_mark(name)) {
+      case MarkClass::Window:
+      case MarkClass::Trigger:
+        line_ += ",\"window\":";
+        append_uint(line_, e.value);
+        break;
+      case MarkClass::Crash:
+        line_ += ",\"signal\":";
+        detail::append_json_string(line_, signal_name(static_cast<int>(e.value & 0xffffffffu)));
+        line_ += ",\"thread\":";
+        append_uint(line_, e.value >> 32);
+        break;
+      case MarkClass::Mode:
+        line_ += ",\"level\":";
+        detail::append_json_string(line_, e.value <= 2 ? mode_name(static_cast<Mode>(e.value)) : "?");
+        break;
+      default:
+        break;
+    }
+    line_ += "}}";
+    emit();
   }
 
   void on_flow(const DecodedEvent& e, uint32_t tid) {

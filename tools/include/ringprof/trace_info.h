@@ -22,6 +22,14 @@ struct ThreadSummary {
   uint64_t dropped_io = 0;
 };
 
+// An operational mark (window edge, trigger, level change, crash, signal).
+struct MarkSummary {
+  uint64_t ts_ns = 0;
+  uint32_t tid = 0;
+  std::string name;
+  uint64_t value = 0;
+};
+
 struct ProcessSummary {
   uint32_t pid = 0;
   bool start_known = false;
@@ -36,6 +44,9 @@ struct ProcessSummary {
   uint64_t first_ns = 0;            // 0: no events
   uint64_t last_ns = 0;
   std::vector<ThreadSummary> threads;  // by thread index
+  std::vector<MarkSummary> marks;      // in file order, the first kMaxMarks
+  uint64_t marks_total = 0;
+  static constexpr size_t kMaxMarks = 200;
 };
 
 struct TraceInfo {
