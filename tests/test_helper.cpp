@@ -8,7 +8,23 @@
 //       "recorded N written W dropped_ring R dropped_io I" on stdout.
 //   ringprof_test_helper stream   records forever on two threads (kill tests);
 //       prints "ready" once the first events were flushed.
+//   ringprof_test_helper crash segv|abort|fpe|ill THREADS EVENTS   each thread
+//       names itself "crash-T", records EVENTS counters "seq" (value i) and a
+//       counter "done" (value T), then keeps recording "spin" zones; once all
+//       are done the main thread records the instant "about-to-crash" and
+//       crashes that way. Nothing is flushed on purpose.
+//   ringprof_test_helper serve STEP_US   one thread steps forever: step(),
+//       a "step_work" zone and a RINGPROF_ZONE_DETAIL "detail_work" zone,
+//       STEP_US of work each; prints "ready" once files exist. SIGTERM ends it.
+//   ringprof_test_helper schedule STEPS   RINGPROF_SCHEDULE / _DUTY_CYCLE from
+//       the environment; STEPS steps as in serve (no sleeping), then stop();
+//       prints "complete N" for every window-complete callback.
+//   ringprof_test_helper fork   records "parent-before", forks; the child
+//       records 100 "child-event" instants and exit(0)s; the parent waits,
+//       records "parent-after" and returns. Prints "child PID".
 #include <ringprof/ringprof.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -73,12 +89,99 @@ int stream() {
   return 0;
 }
 
+[[gnu::noinline]] void crash_now(const std::string& how) {
+  if (how == "segv") {
+    volatile int* null = nullptr;
+    *null = 1;
+  } else if (how == "abort") {
+    std::abort();
+  } else if (how == "fpe") {
+    // Both operands volatile: with a constant numerator gcc turns 1 / x
+    // into a compare (x == 0 being UB) and nothing faults.
+    volatile int numerator = 7, zero = 0;
+    volatile int x = numerator / zero;
+    (void)x;
+  } else if (how == "ill") {
+    __builtin_trap();
+  }
+}
+
+int crash(const std::string& how, int threads, uint64_t events) {
+  ringprof::start();
+  std::atomic<int> done{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ringprof::set_thread_name("crash-" + std::to_string(t));
+      for (uint64_t i = 0; i < events; ++i) ringprof::counter("seq", static_cast<double>(i));
+      ringprof::counter("done", static_cast<double>(t));
+      done.fetch_add(1);
+      for (;;) {
+        RINGPROF_ZONE("spin");
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    });
+  }
+  while (done.load() < threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  RINGPROF_INSTANT("about-to-crash");
+  crash_now(how);
+  return 3;  // not reached
+}
+
+void one_step(int work_us) {
+  ringprof::step();
+  RINGPROF_ZONE("step_work");
+  RINGPROF_ZONE_DETAIL("detail_work");
+  if (work_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(work_us));
+}
+
+int serve(int step_us) {
+  ringprof::start();
+  ringprof::set_thread_name("server");
+  for (int i = 0; i < 20; ++i) one_step(step_us);
+  ringprof::flush();
+  std::printf("ready\n");
+  std::fflush(stdout);
+  for (;;) one_step(step_us);
+}
+
+int schedule(uint64_t steps) {
+  ringprof::start();
+  ringprof::on_window_complete([](uint64_t id) {
+    std::printf("complete %llu\n", static_cast<unsigned long long>(id));
+    std::fflush(stdout);
+  });
+  for (uint64_t i = 0; i < steps; ++i) one_step(0);
+  ringprof::stop();
+  return 0;
+}
+
+int fork_test() {
+  ringprof::start();
+  RINGPROF_INSTANT("parent-before");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (int i = 0; i < 100; ++i) RINGPROF_INSTANT("child-event");
+    std::exit(ringprof::is_recording() ? 1 : 0);  // the status says whether the child recorded
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  RINGPROF_INSTANT("parent-after");
+  std::printf("child %d status %d\n", static_cast<int>(pid), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 5 && std::strcmp(argv[1], "record") == 0)
     return record(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), argv[4]);
   if (argc >= 2 && std::strcmp(argv[1], "stream") == 0) return stream();
+  if (argc >= 5 && std::strcmp(argv[1], "crash") == 0)
+    return crash(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
+  if (argc >= 3 && std::strcmp(argv[1], "serve") == 0) return serve(std::atoi(argv[2]));
+  if (argc >= 3 && std::strcmp(argv[1], "schedule") == 0) return schedule(std::strtoull(argv[2], nullptr, 10));
+  if (argc >= 2 && std::strcmp(argv[1], "fork") == 0) return fork_test();
   std::fprintf(stderr, "usage: ringprof_test_helper record THREADS EVENTS return|exit|stop | stream\n");
   return 64;
 }

@@ -129,6 +129,7 @@ Config config_from_env(std::vector<std::string>* warnings) {
     else if (v == "timer") c.sampler = SamplerChoice::Timer;
     else env.warn("RINGPROF_SAMPLER", s, "auto, perf or timer");
   }
+  ops_config_from_env(c.ops, warnings);  // RINGPROF_MODE, _SCHEDULE, _DUTY_CYCLE, _FORK, ... (ops_config.cpp)
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "crash_state.h"
 #include "process_info.h"
 #include "sampler/sampler.h"
 
@@ -49,6 +50,7 @@ bool dequeue_new_ring(Ring** ring) noexcept { return new_rings().try_dequeue(*ri
 Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock)
     : config_(config), sink_(std::move(sink)), session_(session), clock_(clock), gpu_(config_) {
   events_.reserve(std::max<uint32_t>(config_.batch_events, 1024));
+  ops_.config = config_.ops;
 }
 
 Drainer::~Drainer() {
@@ -127,6 +129,7 @@ void Drainer::run() {
   prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
   guarded([&] { sink_->begin_session(session_info()); });
   guarded([&] { start_sampler(); });
+  guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
   uint64_t last_refine = monotonic_now_ns();
   bool hot = false;
   for (;;) {
@@ -136,25 +139,29 @@ void Drainer::run() {
       std::unique_lock<std::mutex> lock(mutex_);
       const auto wait = std::chrono::milliseconds(hot ? 1 : config_.drain_interval_ms);
       wake_.wait_for(lock, wait, [&] { return stop_requested_ || flush_requested_ > flush_done_; });
-      stopping = stop_requested_;
+      stopping = stop_requested_ || ops::drainer_should_stop();  // SIGTERM/SIGINT: finish like stop()
       flush_ticket = flush_requested_;
     }
     const bool flushing = flush_ticket > flush_done_;
     guarded([&] {
+      if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) discard_batch();
       adopt_new_rings();
       sample_round(false);
+      const bool window_done = ops::drainer_round(ops_, *sink_, monotonic_now_ns());
       hot = drain_all();
       const uint64_t now = monotonic_now_ns();
       if (gpu_.poll(flushing, now)) emit_batch();
       const bool aged = !events_.empty() &&
                         now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
-      if (aged || flushing) emit_batch();
+      if (aged || flushing || window_done) emit_batch();
       reclaim_rings(false);
       if (now - last_refine > 1000000000ull) {
         clock_.refine();
+        ops::drainer_clock(clock_.calibration());
         last_refine = now;
       }
-      if (flushing) sink_->flush();
+      if (flushing || window_done) sink_->flush();
+      if (window_done) ops::drainer_after_write(ops_);
     });
     if (flushing) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -175,6 +182,7 @@ void Drainer::run() {
     emit_batch();
   });
   guarded([&] { sink_->end_session(); });
+  guarded([&] { ops::drainer_end(ops_); });
   {
     std::lock_guard<std::mutex> lock(mutex_);
     flush_done_ = flush_requested_;
@@ -295,8 +303,12 @@ void Drainer::drain_ring(ThreadState& t) {
           if (e.kind == EventKind::ThreadName) {
             t.info.name = name_buffer_;
             ++t.info.name_version;
+            crash::note_thread_name(r, name_buffer_.data(), name_buffer_.size());
           } else {
-            out.loc = locations_.for_runtime_name(name_buffer_);
+            const char* stable = nullptr;
+            out.loc = locations_.for_runtime_name(name_buffer_, &stable);
+            out.ref = NameRef::StaticString;  // from here on p0 points at the interned copy
+            out.p0 = reinterpret_cast<uintptr_t>(stable);
           }
           break;
         }
@@ -304,9 +316,14 @@ void Drainer::drain_ring(ThreadState& t) {
           out.loc = 0;
           break;
       }
-      out.ref = NameRef::None;
+      // A name stays reachable through p0 (SourceLocation or string pointer)
+      // while the event waits in the batch: the crash flush cannot use the
+      // registry. Sinks read loc, never p0.
+      if (out.ref == NameRef::Inline || out.ref == NameRef::None) {
+        out.ref = NameRef::None;
+        out.p0 = 0;
+      }
       out.extra = 0;
-      out.p0 = 0;
       if (!kind_has_value(e.kind)) out.p1 = 0;  // producers leave it stale
       i += 1 + extra;
       const auto k = static_cast<uint8_t>(e.kind);
@@ -323,7 +340,17 @@ void Drainer::drain_ring(ThreadState& t) {
   }
 }
 
+void Drainer::discard_batch() {
+  events_.clear();
+  runs_.clear();
+  batch_first_ns_ = ~0ull;
+  batch_last_ns_ = 0;
+  for (auto& [index, t] : threads_) t.in_batch = false;
+}
+
 void Drainer::emit_batch() {
+  // A crash flush in progress takes this batch; never write it beside it.
+  if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) return discard_batch();
   batch_threads_.clear();
   for (auto& [index, t] : threads_) {
     if (t.in_batch || t.info.dropped_ring || t.info.dropped_io || t.info.samples_lost)

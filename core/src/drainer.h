@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "gpu_collector.h"
 #include "location_registry.h"
+#include "ops_hooks.h"
 #include "ringprof/config.h"
 #include "ringprof/ring.h"
 #include "ringprof/ringprof.h"
@@ -72,6 +73,7 @@ class Drainer : private sampler::SampleVisitor {
   void drain_ring(ThreadState& t);
   void account_drops(ThreadState& t);
   void emit_batch();
+  void discard_batch();  // a crash flush stored it already
   void reclaim_rings(bool all);
   SessionInfo session_info() const;
 
@@ -108,6 +110,7 @@ class Drainer : private sampler::SampleVisitor {
   uint64_t batch_started_mono_ = 0;  // when the oldest event of the batch was drained
   uint64_t sequence_ = 0;
   std::string name_buffer_;
+  ops::DrainerOps ops_;  // levels, windows, triggers, crash hand-off (ops_hooks.h)
 
   // Control (stop/flush callers ↔ drainer thread); never touched by producers.
   std::thread thread_;

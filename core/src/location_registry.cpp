@@ -33,14 +33,24 @@ uint32_t LocationRegistry::static_string_slow(const char* name) {
 }
 
 uint32_t LocationRegistry::for_runtime_name(std::string_view name) {
+  const char* ignored = nullptr;
+  return for_runtime_name(name, &ignored);
+}
+
+uint32_t LocationRegistry::for_runtime_name(std::string_view name, const char** stable) {
+  // Map keys are nodes that never move, so their c_str() stays put.
   auto it = by_runtime_name_.find(std::string(name));
-  if (it != by_runtime_name_.end()) return it->second;
+  if (it != by_runtime_name_.end()) {
+    *stable = it->first.c_str();
+    return it->second;
+  }
   if (by_runtime_name_.size() >= kMaxDynamicNames) {
     if (!overflow_id_) overflow_id_ = add("<too many names>", "", "", 0);
+    *stable = "<too many names>";
     return overflow_id_;
   }
   const uint32_t id = add(std::string(name), "", "", 0);
-  by_runtime_name_.emplace(std::string(name), id);
+  *stable = by_runtime_name_.emplace(std::string(name), id).first->first.c_str();
   return id;
 }
 

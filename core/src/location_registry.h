@@ -37,6 +37,9 @@ class LocationRegistry {
     return c.id;
   }
   uint32_t for_runtime_name(std::string_view name);
+  // The same, and where the name's bytes live (NUL-terminated, stable for the
+  // registry's life): the crash handler reads names through such pointers.
+  uint32_t for_runtime_name(std::string_view name, const char** stable);
 
   const std::vector<Location>& all() const { return locations_; }
 

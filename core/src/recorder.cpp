@@ -15,6 +15,8 @@
 
 #include "clock.h"
 #include "drainer.h"
+#include "crash_state.h"
+#include "ops_hooks.h"
 #include "ringprof/ringprof.h"
 #include "sampler/timer_thread_sampler.h"
 #include "thread_index.h"
@@ -93,6 +95,8 @@ alignas(RecorderState) unsigned char g_child_state_storage[sizeof(RecorderState)
 constinit std::atomic<bool> g_queue_reset_pending{false};
 
 void fork_child() {
+  const bool parent_recording = g_state != nullptr && g_state->drainer != nullptr;
+  ops::after_fork_child();  // levels, windows and the crash handler forget the parent
   // The child has no drainer thread: recording is off there until the child
   // calls start() itself, which then writes files under its own pid.
   detail::g_session.store(0, std::memory_order_relaxed);
@@ -110,6 +114,7 @@ void fork_child() {
   // perf_event descriptors stay open, idle, until exec: they watch the
   // parent's threads and nobody here reads them.)
   sampler::reset_timer_slots_after_fork();
+  if (parent_recording) ops::fork_child_policy();  // RINGPROF_FORK=record: own session, own files
 }
 
 }  // namespace
@@ -146,6 +151,7 @@ Ring* attach_thread(uint32_t session) noexcept {
   prctl(PR_GET_NAME, r->initial_name, 0, 0, 0);
   r->initial_name[sizeof r->initial_name - 1] = '\0';
   slot.ring = r;
+  crash::register_ring(r);  // visible to the crash flush
   enqueue_new_ring(r);
   return r;
 }
@@ -184,8 +190,14 @@ void set_thread_name(std::string_view name) noexcept {
 
 uint64_t step() noexcept {
   const uint64_t n = g_step_counter.fetch_add(1, std::memory_order_relaxed);
+  ops::on_step();  // schedules and windows: a boundary's marks come before its Step
   detail::emit(EventKind::Step, NameRef::None, 0, n);
   return n;
+}
+
+void step(uint64_t number) noexcept {
+  ops::on_step();
+  detail::emit(EventKind::Step, NameRef::None, 0, number);
 }
 
 bool start(const Config& config, std::shared_ptr<Sink> sink) {
@@ -226,14 +238,19 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
     std::fprintf(stderr, "ringprof: warning: could not start recording (out of memory)\n");
     return false;
   }
+  // The level is set before the drainer runs: it tells subscribers the starting level.
+  const uint32_t published = ops::session_starting(session, safe);
   if (!d->start()) {
+    ops::session_stopping();
     delete d;
     std::fprintf(stderr, "ringprof: warning: could not start the drainer thread; recording stays off\n");
     return false;
   }
   s.drainer = d;
   s.flush_at_exit = config.flush_at_exit;
-  detail::g_session.store(session, std::memory_order_release);
+  detail::remember_start_config(nullptr);  // start(Config) remembers its own after this returns
+  detail::g_session.store(published, std::memory_order_release);
+  ops::session_started(safe);
   return true;
 }
 
@@ -241,6 +258,7 @@ void stop() {
   RecorderState& s = state();
   std::lock_guard<std::mutex> lock(s.control);
   if (!s.drainer) return;
+  ops::session_stopping();  // open windows end (their marks) while recording is still on
   detail::g_session.store(0, std::memory_order_release);
   const bool finished = s.drainer->stop(kStopLimit);
   s.last_stats = s.drainer->stats();

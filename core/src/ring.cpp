@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "crash_state.h"
+
 namespace ringprof {
 
 Ring* Ring::create(uint32_t capacity_events, uint32_t tid) noexcept {
@@ -31,6 +33,9 @@ Ring* Ring::refusing() noexcept {
 void Ring::release(Ring* r) noexcept {
   if (!r || r == refusing()) return;
   if (r->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Out of the crash handler's sight first; during a crash flush nothing is
+    // freed at all (the process is about to die).
+    if (!crash::unregister_ring(r)) return;
     r->~Ring();
     std::free(r);
   }

@@ -24,12 +24,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
+#include <new>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "crash_segment.h"
 #include "directory_budget.h"
+#include "trigger_inbox.h"
 #include "posix_file.h"
 #include "ringprof/segment_codec.h"
 #include "ringprof/sinks.h"
@@ -58,7 +62,8 @@ class RollingFileSink final : public Sink {
       : dir_(config.dir.empty() ? std::string(".") : config.dir),
         max_bytes_(config.max_bytes),
         file_bytes_(std::min(config.file_bytes, config.max_bytes)),
-        encoder_(config.zstd_level) {}
+        encoder_(config.zstd_level),
+        crash_scratch_(new (std::nothrow) crash_segment::Scratch) {}
 
   ~RollingFileSink() override {
     if (active_) end_session();
@@ -73,6 +78,8 @@ class RollingFileSink final : public Sink {
     troubled_ = false;
     retry_at_ns_ = 0;
     if (const int err = prepare_directory(); err != 0) enter_trouble(dir_, err);
+    inbox_.open(dir_, session.pid);
+    prepare_crash_file();
   }
 
   bool write(const Batch& batch) override {
@@ -143,6 +150,7 @@ class RollingFileSink final : public Sink {
     }
     size_ += frame_.size();
     ++frames_;
+    next_sequence_ = batch.sequence + 1;
     troubled_ = false;  // the episode is over; the next trouble warns again
     batches_written_.fetch_add(1, std::memory_order_relaxed);
     bytes_written_.fetch_add(frame_.size(), std::memory_order_relaxed);
@@ -159,6 +167,28 @@ class RollingFileSink final : public Sink {
     active_ = false;
   }
 
+  bool poll_trigger(TriggerRequest* out) override { return active_ && inbox_.poll(out); }
+  void acknowledge_trigger(uint64_t window_id) override { inbox_.answer(window_id); }
+
+  // Fatal-signal path (async-signal-safe): the crash segment goes into the
+  // file being written; with none open, into a file of its own that starts
+  // with the file-start frame prepared at begin_session. It stays `.part`
+  // (like any file whose writer died) and decodes alone.
+  bool write_crash(const CrashInfo& info, const CrashEventSource& source) noexcept override {
+    if (!active_ || !crash_scratch_) return false;
+    int fd = fd_;
+    if (fd < 0) {
+      if (crash_start_frame_.empty()) return false;
+      fd = ::open(crash_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0) return false;
+      // The prepared frame's sequence is restamped to follow what was written.
+      crash_start_header_.sequence = next_sequence_;
+      format::write_frame_header(crash_start_header_, crash_start_frame_.data());
+      if (posix::write_all(fd, crash_start_frame_.data(), crash_start_frame_.size()) != 0) return false;
+    }
+    return crash_segment::write(fd, info, source, session_.pid, next_sequence_, *crash_scratch_);
+  }
+
   SinkStats stats() const override {
     SinkStats s;
     s.batches_written = batches_written_.load(std::memory_order_relaxed);
@@ -170,6 +200,19 @@ class RollingFileSink final : public Sink {
   }
 
  private:
+  // Everything write_crash() needs but cannot make inside a signal handler.
+  void prepare_crash_file() {
+    crash_path_ = prefix_ + "crash" + format::kPartSuffix;
+    crash_start_frame_.clear();
+    SegmentEncoder start(1);
+    start.start_file(session_);
+    Batch empty;
+    empty.sequence = 0;
+    if (start.encode(empty, crash_start_frame_) == 0) crash_start_frame_.clear();
+    if (auto h = format::parse_frame_header(crash_start_frame_, nullptr)) crash_start_header_ = *h;
+    else crash_start_frame_.clear();
+  }
+
   bool encode(const Batch& batch) {
     frame_.clear();
     return encoder_.encode(batch, frame_) != 0;
@@ -321,6 +364,14 @@ class RollingFileSink final : public Sink {
   uint64_t retry_at_ns_ = 0;  // refuse batches until then (0: not backing off)
 
   // stats() may be called from another thread than the drainer's.
+  // Crash path and trigger requests.
+  std::unique_ptr<crash_segment::Scratch> crash_scratch_;
+  std::string crash_path_;                   // a file of its own for a crash before any file was opened
+  std::vector<uint8_t> crash_start_frame_;   // its file-start frame, encoded in advance
+  format::FrameHeader crash_start_header_;   // that frame's header, restamped at the crash
+  uint64_t next_sequence_ = 0;               // of the next segment (crash segments take it)
+  TriggerInbox inbox_;
+
   std::atomic<uint64_t> batches_written_{0}, batches_failed_{0}, bytes_written_{0}, files_sealed_{0},
       files_deleted_{0};
 };

@@ -15,6 +15,7 @@
 
 #include "gpu_codec.h"
 #include "ringprof/segment_codec.h"
+#include "crash_segment.h"
 #include "segment_generated.h"
 #include "varint.h"
 
@@ -85,6 +86,11 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
     raw.assign(payload.begin(), payload.end());
   }
   out.raw_bytes = raw.size();
+  if (header.flags & format::kFrameCrash) {
+    // Written by the fatal-signal handler: a payload of its own (format.h).
+    if (zstd) return fail(error, "compressed crash segment");
+    return crash_segment::decode(raw, out, error);
+  }
 
   flatbuffers::Verifier verifier(raw.data(), raw.size());
   if (!fb::VerifySegmentBuffer(verifier)) return fail(error, "flatbuffers verification failed");

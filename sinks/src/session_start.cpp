@@ -20,7 +20,9 @@ bool start(const Config& config) {
                  config.sink.c_str());
     return false;
   }
-  return start(config, std::move(sink));
+  if (!start(config, std::move(sink))) return false;
+  detail::remember_start_config(&config);  // RINGPROF_FORK=record recreates this sink in a child
+  return true;
 }
 
 bool start() { return start(config_from_env()); }

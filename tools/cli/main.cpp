@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops_commands.h"
 #include "ringprof/chrome_trace.h"
 #include "ringprof/flame_graph.h"
 #include "ringprof/gpu_summary.h"
@@ -20,6 +21,7 @@
 #include "ringprof/stack_resolver.h"
 #include "ringprof/time_window.h"
 #include "ringprof/trace_info.h"
+#include "ringprof/trace_window.h"
 #include "ringprof/trace_reader.h"
 
 namespace {
@@ -43,9 +45,15 @@ const char* const kUsage =
     "  pprof PATH... -o OUT.pb.gz        CPU samples as a pprof profile (go tool pprof, Pyroscope, Parca)\n"
     "  gpu PATH...                       per device GPU utilization, SM efficiency and occupancy (estimated),\n"
     "                                    kernels, copy bandwidth, what CUPTI lost\n"
+    "  extract PATH... WINDOW -o DIR     the window's events into files that decode alone (works on a live directory)\n"
+    "  trigger PID [--steps N | --seconds S] [--mode detailed] [--dir DIR] [--timeout S]\n"
+    "                                    ask a running process for a detailed window now\n"
     "\n"
-    "every command but info: --from D, --to D (from the trace start), --last D (back from its end),\n"
-    "  --thread NAME_OR_TID; D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
+    "time windows (every command but info and trigger): --from T, --to T, --last D (back from the end),\n"
+    "  --around T --window D, --window-id N (between the window's marks)\n"
+    "  D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
+    "  T: a duration from the trace start, or a wall-clock time: 2024-05-01T12:00:00Z, 12:00:00 (today, local)\n"
+    "threads (convert, table, flame, pprof): --thread NAME_OR_TID\n"
     "symbols (convert, table --samples, flame, pprof): --symbol-path DIR (repeatable) for separate\n"
     "  debug files, looked up by build ID (DIR/.build-id/xx/rest.debug) before the recorded path\n"
     "table options: --sort name|calls|total|self|avg|min|max|self_gpu|gpu (default total; with\n"
@@ -77,8 +85,8 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
   a.command = argv[1];
   const bool is_table = a.command == "table";
   const bool sampled = a.command == "flame" || a.command == "pprof";
-  const bool windowed = a.command == "convert" || is_table || sampled || a.command == "gpu";
-  const bool has_output = a.command == "convert" || sampled;
+  const bool windowed = a.command == "convert" || is_table || sampled || a.command == "gpu" || a.command == "extract";
+  const bool has_output = a.command == "convert" || sampled || a.command == "extract";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](std::string* out) -> std::optional<std::string> {
@@ -98,10 +106,23 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
       for (++i; i < argc; ++i) a.paths.push_back(argv[i]);
     } else if (arg == "-o" && has_output) {
       err = value(&a.output);
-    } else if (arg == "--from" && windowed) {
-      err = duration(&a.window.from_ns);
-    } else if (arg == "--to" && windowed) {
-      err = duration(&a.window.to_ns);
+    } else if ((arg == "--from" || arg == "--to" || arg == "--around") && windowed) {
+      std::string text;
+      if (auto e = value(&text)) return e;
+      const auto point = parse_time_point(text);
+      if (!point) return "bad time for " + arg + ": '" + text + "' (try 2.5s, 12:00:00, 2024-05-01T12:00:00Z)";
+      if (arg == "--around") a.window.around = *point;
+      else a.window.set(arg == "--from", *point);
+    } else if (arg == "--window" && windowed) {
+      std::optional<uint64_t> width;
+      err = duration(&width);
+      if (!err) a.window.around_width_ns = *width;
+    } else if (arg == "--window-id" && windowed) {
+      std::string text;
+      if (auto e = value(&text)) return e;
+      if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+        return "bad --window-id: '" + text + "'";
+      a.window.window_id = std::stoull(text);
     } else if (arg == "--last" && windowed) {
       err = duration(&a.window.last_ns);
     } else if (arg == "--sort" && is_table) {
@@ -136,10 +157,14 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     if (err) return err;
   }
   if (a.paths.empty()) return a.command + ": no input PATH given";
-  if (a.window.last_ns && (a.window.from_ns || a.window.to_ns)) return "--last cannot be combined with --from/--to";
+  const bool from_to = a.window.from_ns || a.window.to_ns || a.window.from_wall_ns || a.window.to_wall_ns;
+  if ((a.window.last_ns != std::nullopt) + from_to + (a.window.around != std::nullopt) + (a.window.window_id != std::nullopt) > 1)
+    return "use one of --last, --from/--to, --around, --window-id";
   if (a.window.from_ns && a.window.to_ns && *a.window.to_ns < *a.window.from_ns) return "--to is before --from";
   if ((a.command == "convert" || a.command == "pprof") && a.output.empty()) return a.command + " needs -o OUT";
   if (a.command == "flame" && a.output.empty()) a.output = "-";
+  if (a.command == "extract" && a.output.empty()) return "extract needs -o DIR";
+  if (a.command == "extract" && a.window.empty()) return "extract needs a window (--last, --from/--to, --around, --window-id)";
   if (is_table && a.sort) {
     const bool ok = a.samples ? parse_sample_column(*a.sort).has_value() : parse_table_column(*a.sort).has_value();
     if (!ok) return "bad --sort column: '" + *a.sort + "'";
@@ -295,17 +320,29 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  if (command == "trigger") return run_trigger(argc, argv);  // its own options (ops_commands.cpp)
   if (command != "info" && command != "convert" && command != "table" && command != "flame" && command != "pprof" &&
-      command != "gpu")
+      command != "gpu" && command != "extract")
     return usage_error("unknown command '" + command + "'");
   Args args;
   if (auto err = parse_args(argc, argv, args)) return usage_error(*err);
   try {
+    // A window that cannot be placed (a --window-id no file marks, a wall-clock
+    // time without a process start) is the user's error, said once, up front.
+    if (!args.window.empty() && command != "extract") {
+      TraceReader probe(args.paths);
+      std::string error;
+      if (!resolve_trace_window(probe, args.window, &error)) {
+        std::fprintf(stderr, "ringprof: %s\n", error.c_str());
+        return kExitUsage;
+      }
+    }
     if (command == "info") return run_info(args);
     if (command == "convert") return run_convert(args);
     if (command == "flame") return run_flame(args);
     if (command == "pprof") return run_pprof(args);
     if (command == "gpu") return run_gpu(args);
+    if (command == "extract") return run_extract(args.paths, args.window, args.output);
     return run_table(args);
   } catch (const std::exception& e) {
     // Out of memory or a library bug: still one line and a status, not an abort.

@@ -5,9 +5,12 @@
 
 #include "chrome_trace_gpu.h"
 #include "json_text.h"
+#include "ringprof/mark_text.h"
+#include "ringprof/ops.h"
 #include "ringprof/output_file.h"
 #include "ringprof/stack_resolver.h"
 #include "ringprof/thread_filter.h"
+#include "ringprof/trace_window.h"
 #include "ringprof/zone_tracker.h"
 
 namespace ringprof {
@@ -140,9 +143,45 @@ class ChromeTraceWriter final : public SegmentVisitor {
       case EventKind::Sample:
         on_sample(e, tid);
         break;
+      case EventKind::Mark:
+        on_mark(e, tid);
+        break;
       default:
         break;  // None, ThreadName, Continuation never reach a file
     }
+  }
+
+  // Operational marks: global instants, so a window edge or a crash is a line
+  // across every track; args say what it is.
+  void on_mark(const DecodedEvent& e, uint32_t tid) {
+    const std::string name = process_->location_name(e.loc);
+    begin_event(describe_mark(name, e.value), "i", e.ts_ns, "ringprof.mark");
+    append_pid_tid(process_->pid, tid);
+    line_ += ",\"s\":\"g\",\"args\":{\"mark\":";
+    detail::append_json_string(line_, name);
+    line_ += ",\"value\":";
+    append_uint(line_, e.value);
+    switch (classify_mark(name)) {
+      case MarkClass::Window:
+      case MarkClass::Trigger:
+        line_ += ",\"window\":";
+        append_uint(line_, e.value);
+        break;
+      case MarkClass::Crash:
+        line_ += ",\"signal\":";
+        detail::append_json_string(line_, signal_name(static_cast<int>(e.value & 0xffffffffu)));
+        line_ += ",\"thread\":";
+        append_uint(line_, e.value >> 32);
+        break;
+      case MarkClass::Mode:
+        line_ += ",\"level\":";
+        detail::append_json_string(line_, e.value <= 2 ? mode_name(static_cast<Mode>(e.value)) : "?");
+        break;
+      default:
+        break;
+    }
+    line_ += "}}";
+    emit();
   }
 
   void on_flow(const DecodedEvent& e, uint32_t tid) {
@@ -266,7 +305,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
 ChromeTraceStats write_chrome_trace(TraceReader& reader, const ChromeTraceOptions& options, std::ostream& out) {
   TimeWindow window;
   if (!options.window.empty()) {
-    if (auto range = reader.time_range()) window = resolve_window(options.window, range->first, range->second);
+    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // trace_window.h
   }
   ChromeTraceWriter writer(out, window, options);
   writer.start();

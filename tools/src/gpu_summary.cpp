@@ -9,6 +9,7 @@
 #include "demangle.h"
 #include "ringprof/gpu_occupancy.h"
 #include "ringprof/op_table.h"
+#include "ringprof/trace_window.h"
 
 namespace ringprof {
 
@@ -217,8 +218,10 @@ GpuSummary compute_gpu_summary(TraceReader& reader, const GpuSummaryOptions& opt
   GpuSummary s;
   TimeWindow window;
   if (auto range = reader.time_range()) {
-    window = options.window.empty() ? TimeWindow{range->first, range->second}
-                                    : resolve_window(options.window, range->first, range->second);
+    window = TimeWindow{range->first, range->second};
+    if (!options.window.empty()) {
+      if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // the CLI checked it
+    }
     // An open end of the window stops at the trace's own end.
     const uint64_t b = std::max(window.begin_ns, range->first), e = std::min(window.end_ns, range->second);
     s.window_ns = e >= b ? e - b : 0;

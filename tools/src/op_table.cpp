@@ -1,4 +1,5 @@
 #include "ringprof/op_table.h"
+#include "ringprof/trace_window.h"
 
 #include <algorithm>
 #include <array>
@@ -178,7 +179,7 @@ std::string format_percent(uint64_t part, uint64_t whole) {
 TableResult compute_table(TraceReader& reader, const TableOptions& options) {
   TimeWindow window;
   if (!options.window.empty()) {
-    if (auto range = reader.time_range()) window = resolve_window(options.window, range->first, range->second);
+    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // trace_window.h
   }
   TableBuilder builder(options, window);
   reader.read(builder);

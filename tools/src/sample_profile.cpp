@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "ringprof/thread_filter.h"
+#include "ringprof/trace_window.h"
 
 namespace ringprof {
 
@@ -50,7 +51,7 @@ class SampleCollector final : public SegmentVisitor {
 SampleProfile collect_samples(TraceReader& reader, const SampleOptions& options) {
   TimeWindow window;
   if (!options.window.empty()) {
-    if (auto range = reader.time_range()) window = resolve_window(options.window, range->first, range->second);
+    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // the CLI checked it
   }
   SampleCollector collector(window, options.thread);
   reader.read(collector);

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <map>
 
+#include "ringprof/mark_text.h"
 #include "ringprof/time_window.h"
 
 namespace ringprof {
@@ -36,6 +37,7 @@ class InfoCollector final : public SegmentVisitor {
       if (k < info_.events_by_kind.size()) ++info_.events_by_kind[k];
       current_.first_ns = current_.first_ns == 0 ? e.ts_ns : std::min(current_.first_ns, e.ts_ns);
       current_.last_ns = std::max(current_.last_ns, e.ts_ns);
+      if (e.kind == EventKind::Mark) add_mark(view.process, e);
     }
     current_.events += seg.events.size();
     for (const GpuActivity& a : seg.gpu) {
@@ -85,6 +87,11 @@ class InfoCollector final : public SegmentVisitor {
 
  private:
   bool gpu_stats_seen_ = false;
+  void add_mark(const ProcessState& p, const DecodedEvent& e) {
+    if (current_.marks_total++ >= ProcessSummary::kMaxMarks) return;
+    current_.marks.push_back({e.ts_ns, p.tid_of(e.thread_index), p.location_name(e.loc), e.value});
+  }
+
   TraceInfo& info_;
   ProcessSummary current_;
   std::map<uint32_t, ThreadSummary> threads_;
@@ -196,6 +203,26 @@ std::string format_info(const TraceInfo& info) {
     }
     if (p.modules || p.stacks)
       line("    " + std::to_string(p.modules) + " modules, " + std::to_string(p.stacks) + " distinct stacks");
+    if (p.marks_total) {
+      size_t windows = 0, triggers = 0, modes = 0, crashes = 0;
+      for (const MarkSummary& m : p.marks) {
+        const MarkClass c = classify_mark(m.name);
+        windows += c == MarkClass::Window && m.name == "ringprof.window.begin";
+        triggers += c == MarkClass::Trigger;
+        modes += c == MarkClass::Mode;
+        crashes += c == MarkClass::Crash;
+      }
+      line("    marks: " + std::to_string(p.marks_total) + " (" + std::to_string(windows) + " windows, " +
+           std::to_string(triggers) + " triggers, " + std::to_string(modes) + " level changes, " +
+           std::to_string(crashes) + " crashes)");
+      for (const MarkSummary& m : p.marks) {
+        std::string when = wall_clock(p, m.ts_ns);
+        if (when.empty()) when = format_us(m.ts_ns) + " us";
+        line("      " + when + "  " + describe_mark(m.name, m.value) + " (thread " + std::to_string(m.tid) + ")");
+      }
+      if (p.marks_total > p.marks.size())
+        line("      ... " + std::to_string(p.marks_total - p.marks.size()) + " more");
+    }
     for (const ThreadSummary& t : p.threads) {
       std::string s2 = "    thread " + std::to_string(t.tid);
       if (!t.name.empty()) s2 += " \"" + t.name + "\"";

@@ -153,7 +153,8 @@ void TraceReader::probe(const std::string& path) {
   detail::FrameScanner scanner;
   std::string error;
   if (!open_following_seal(scanner, file, &error)) {
-    open_problems_.push_back({ProblemKind::Unreadable, path, 0, error});
+    const bool gone = scanner.open_errno() == ENOENT;
+    open_problems_.push_back({gone ? ProblemKind::Vanished : ProblemKind::Unreadable, path, 0, error});
     return;
   }
   for (const FileSummary& f : files_)
@@ -326,7 +327,8 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
   detail::FrameScanner scanner;
   std::string error;
   if (!open_following_seal(scanner, file, &error)) {
-    read_problems_.push_back({ProblemKind::Unreadable, file.path, 0, error});
+    const bool gone = scanner.open_errno() == ENOENT;
+    read_problems_.push_back({gone ? ProblemKind::Vanished : ProblemKind::Unreadable, file.path, 0, error});
     return;
   }
   std::vector<std::string> strings;  // this file's string table, grown by each segment
@@ -371,7 +373,7 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       ThreadState& st = process.threads[t.index];
       st.index = t.index;
       st.tid = t.tid;
-      if (t.has_name) st.name = t.name;
+      if (t.has_name || (st.name.empty() && !t.name.empty())) st.name = t.name;  // crash segments offer a fallback
     }
     for (const StackTrace& st : seg.stacks) process.stacks[st.id] = st;
     for (const ModuleInfo& m : seg.modules) process.modules[m.id] = m;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ringprof/ops.h"
+
 namespace ringprof {
 
 enum class ClockChoice : uint8_t { Auto = 0, Tsc = 1, Monotonic = 2 };
@@ -44,6 +46,7 @@ struct Config {
   // CPU stack sampler.
   uint32_t sample_hz = 99;                   // RINGPROF_SAMPLE_HZ: samples per CPU second per thread; 0 = off
   SamplerChoice sampler = SamplerChoice::Auto;  // RINGPROF_SAMPLER: auto | perf | timer
+  OpsConfig ops;                             // levels, schedules, crash flush, fork (ringprof/ops.h)
 };
 
 // Reads RINGPROF_* variables over the defaults. A malformed value keeps the

@@ -200,7 +200,7 @@ void set_thread_name(std::string_view name) noexcept;
 // Marks an iteration boundary (a training step, a frame). step() numbers
 // steps 0, 1, 2… process-wide; step(n) records the caller's own number.
 uint64_t step() noexcept;
-inline void step(uint64_t number) noexcept { detail::emit(EventKind::Step, NameRef::None, 0, number); }
+void step(uint64_t number) noexcept;  // also drives schedules (ringprof/ops.h)
 
 }  // namespace ringprof
 
@@ -222,3 +222,6 @@ inline void step(uint64_t number) noexcept { detail::emit(EventKind::Step, NameR
   } while (0)
 
 #define RINGPROF_COUNTER(name, value) ::ringprof::counter(name, static_cast<double>(value))
+
+// Detailed-only zones (RINGPROF_ZONE_DETAIL) and the level API.
+#include "ringprof/detail_zone.h"

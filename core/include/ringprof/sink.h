@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ringprof/crash.h"
 #include "ringprof/event.h"
 #include "ringprof/gpu.h"
 
@@ -129,6 +130,12 @@ struct SinkStats {
   uint64_t files_deleted = 0;
 };
 
+// An on-demand window asked for from outside the process (`ringprof trigger`).
+struct TriggerRequest {
+  uint64_t steps = 0;        // close after this many step() calls (0: not by steps)
+  uint64_t duration_ns = 0;  // close after this long (0: not by time)
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -143,6 +150,21 @@ class Sink {
   // Once, after the last write: seal and close.
   virtual void end_session() = 0;
   virtual SinkStats stats() const { return {}; }
+
+  // ---- optional: operations (ringprof/ops.h) ----
+
+  // Asked on the drainer thread about every OpsConfig::trigger_poll_ms: a
+  // trigger request that arrived (the rolling-file sink reads a control file
+  // in its directory). At most one per call.
+  virtual bool poll_trigger(TriggerRequest*) { return false; }
+  // The window a request opened, so the requester can be told its id.
+  virtual void acknowledge_trigger(uint64_t /*window_id*/) {}
+
+  // Called inside a fatal-signal handler, with the drainer stopped: store
+  // what `events` holds as one final segment. Must be async-signal-safe (no
+  // allocation, no lock, no stdio; write(2) into what was prepared earlier).
+  // Returns false when nothing could be stored.
+  virtual bool write_crash(const CrashInfo&, const CrashEventSource&) noexcept { return false; }
 };
 
 }  // namespace ringprof

@@ -13,6 +13,8 @@
 //                              kFrameFileStart: payload carries process, clock and
 //                                every string/location/thread the file uses
 //                              kFrameUncompressed: written raw (crash path)
+//                              kFrameCrash: payload is a crash record (below),
+//                                always with kFrameUncompressed
 //   12     4    stored_size    payload bytes that follow the header
 //   16     4    raw_size       payload bytes after decompression
 //   20     4    event_count    events in the segment
@@ -28,6 +30,28 @@
 // (schemas/segment.fbs). A file decodes alone: its first segment carries the
 // process identity and clock calibration, and every segment carries the
 // strings, locations and thread names first used in that file.
+//
+// Crash segments. The fatal-signal handler cannot run FlatBuffers or zstd
+// (they allocate), so it writes a payload of its own, flagged kFrameCrash |
+// kFrameUncompressed, that the decoder turns into an ordinary DecodedSegment.
+// Little-endian, packed, no padding:
+//
+//   u32 magic "RPCR" (0x52 0x50 0x43 0x52)   u32 crash format version (1)
+//   i32 signal   i32 si_code   u32 faulting tid   u32 faulting thread index (0: never recorded)
+//   u64 fault address (0 unless a fault)   u64 CLOCK_MONOTONIC ns of the crash
+//   then records to the end of the payload, each opened by a u8 tag:
+//     1 thread:   u32 index, u32 tid, u8 flags (1: name is a set_thread_name()
+//                 the files may not hold yet), u16 length, name bytes
+//     2 location: u32 id, u16 name length, u16 function length, u16 file
+//                 length, u32 line, then the name, function and file bytes
+//     3 event:    u8 kind, u32 thread index, u64 ts (CLOCK_MONOTONIC ns),
+//                 u32 location id (0: none), u64 value (p1)
+// A crash segment names its own locations, with ids from 0x80000000 up so
+// they never collide with the process's ids (dense from 1); a record
+// precedes the first event that uses it. It refers to no string table and
+// carries events whether or not the file ever named them. Its last event is a
+// ringprof.crash Mark (value = signal | tid << 32). Sample events are left
+// out (their stacks live in the drainer's tables).
 //
 // Ownership: one writer (the drainer's sink) appends whole frames with a
 // single write; a frame is never rewritten. A reader that finds a bad magic,
@@ -51,6 +75,15 @@ inline constexpr uint32_t kMaxPayload = 256u << 20;  // refuse frames claiming m
 inline constexpr uint32_t kFrameZstd = 1u << 0;
 inline constexpr uint32_t kFrameFileStart = 1u << 1;
 inline constexpr uint32_t kFrameUncompressed = 1u << 2;
+inline constexpr uint32_t kFrameCrash = 1u << 3;
+
+// Crash payloads (layout above).
+inline constexpr uint32_t kCrashMagic = 0x52435052;  // "RPCR" little-endian
+inline constexpr uint32_t kCrashVersion = 1;
+inline constexpr uint32_t kCrashLocationBase = 0x80000000u;
+inline constexpr uint8_t kCrashTagThread = 1;
+inline constexpr uint8_t kCrashTagLocation = 2;
+inline constexpr uint8_t kCrashTagEvent = 3;
 
 inline constexpr const char* kFileSuffix = ".rpf";
 inline constexpr const char* kPartSuffix = ".rpf.part";

@@ -88,6 +88,7 @@ struct DecodedSegment {
   std::vector<GpuDevice> gpu_devices;       // new in this file
   std::optional<GpuStats> gpu_stats;        // when this segment states them (version is 0)
   uint64_t raw_bytes = 0;                   // payload after decompression
+  std::optional<CrashInfo> crash;           // crash segments only (format.h, kFrameCrash)
 };
 
 // Decodes one frame's payload (the bytes after the header). `strings_so_far`

@@ -25,6 +25,14 @@ struct ThreadSummary {
   uint64_t samples_lost = 0;   // samples the sampler reported lost
 };
 
+// An operational mark (window edge, trigger, level change, crash, signal).
+struct MarkSummary {
+  uint64_t ts_ns = 0;
+  uint32_t tid = 0;
+  std::string name;
+  uint64_t value = 0;
+};
+
 struct ProcessSummary {
   uint32_t pid = 0;
   bool start_known = false;
@@ -42,6 +50,9 @@ struct ProcessSummary {
   std::optional<SamplerState> sampler; // how stacks were sampled (the latest stated)
   uint64_t modules = 0;                // loaded modules the files list
   uint64_t stacks = 0;                 // distinct stacks
+  std::vector<MarkSummary> marks;      // in file order, the first kMaxMarks
+  uint64_t marks_total = 0;
+  static constexpr size_t kMaxMarks = 200;
 };
 
 struct TraceInfo {

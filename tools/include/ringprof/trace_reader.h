@@ -43,6 +43,7 @@ enum class ProblemKind : uint8_t {
   CorruptSegment, // header fine, payload rejected by the decoder (checksum, zstd, verify)
   Truncated,      // a sealed file ends inside a frame
   TornTail,       // a `.part` file ends inside its last frame (writer killed)
+  Vanished,       // listed, then deleted before it could be read (a live writer's byte budget)
 };
 
 struct Problem {
