@@ -119,7 +119,9 @@ TEST(EndToEnd, KillNineAtRandomMomentsLeavesDecodableFiles) {
 
     const auto sealed = list_files(dir.path(), ".rpf");
     const auto parts = list_files(dir.path(), ".rpf.part");
-    EXPECT_EQ(parts.size(), 1u) << "exactly the file being written stays .part";
+    // At most the file being written stays .part; none when the kill lands
+    // between sealing one file and opening the next.
+    EXPECT_LE(parts.size(), 1u);
     // Every sealed file decodes completely.
     for (const auto& f : sealed) {
       FileTally one;
