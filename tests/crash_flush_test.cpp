@@ -33,7 +33,7 @@ namespace {
 constexpr int kThreads = 8;
 constexpr uint64_t kEvents = 3000;
 
-std::string core_pattern() {
+[[maybe_unused]] std::string core_pattern() {
   std::string p = read_text("/proc/sys/kernel/core_pattern");
   while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
   return p;

@@ -23,6 +23,7 @@
 //       records 100 "child-event" instants and exit(0)s; the parent waits,
 //       records "parent-after" and returns. Prints "child PID".
 #include <ringprof/ringprof.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,11 +97,15 @@ int stream() {
   } else if (how == "abort") {
     std::abort();
   } else if (how == "fpe") {
-    // Both operands volatile: with a constant numerator gcc turns 1 / x
-    // into a compare (x == 0 being UB) and nothing faults.
-    volatile int numerator = 7, zero = 0;
-    volatile int x = numerator / zero;
-    (void)x;
+    // A real idiv, written in assembly: in C++ a division by zero is UB,
+    // which UBSan reports itself and gcc may fold away.
+#if defined(__x86_64__) || defined(__i386__)
+    int numerator = 7, zero = 0, quotient;
+    asm volatile("cltd\n\tidivl %2" : "=a"(quotient) : "a"(numerator), "r"(zero) : "edx");
+    (void)quotient;
+#else
+    raise(SIGFPE);
+#endif
   } else if (how == "ill") {
     __builtin_trap();
   }

@@ -32,4 +32,12 @@ void ringprof_flow_end(uint64_t id) { ringprof::flow_end(id); }
 void ringprof_set_thread_name(const char* name) { ringprof::set_thread_name(name ? name : ""); }
 uint64_t ringprof_step(void) { return ringprof::step(); }
 
+void ringprof_set_mode(int mode) {
+  if (mode >= 0 && mode <= 2) ringprof::set_mode(static_cast<ringprof::Mode>(mode));
+}
+int ringprof_mode(void) { return static_cast<int>(ringprof::mode()); }
+uint64_t ringprof_request_window(uint64_t steps, uint64_t duration_ns) {
+  return ringprof::request_window(steps, duration_ns);
+}
+
 }  // extern "C"

@@ -51,6 +51,12 @@ void ringprof_flow_end(uint64_t id);
 void ringprof_set_thread_name(const char* name);
 uint64_t ringprof_step(void);
 
+/* Detail levels (ringprof/ops.h): 0 off, 1 always_on, 2 detailed. */
+void ringprof_set_mode(int mode);
+int ringprof_mode(void);
+/* An on-demand detailed window (what `ringprof trigger` asks for); its id. */
+uint64_t ringprof_request_window(uint64_t steps, uint64_t duration_ns);
+
 #define RINGPROF_C_LOCATION(var, literal_name) \
   static const ringprof_source_location var = {literal_name, __func__, __FILE__, __LINE__}
 
