@@ -53,6 +53,7 @@ TEST(Config, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c.sink, "file");
   EXPECT_TRUE(c.flush_at_exit);
   EXPECT_EQ(c.sample_hz, 99u);
+  EXPECT_EQ(c.detailed_sample_hz, 999u);
   EXPECT_EQ(c.sampler, SamplerChoice::Auto);
 }
 
@@ -69,6 +70,22 @@ TEST(Config, SamplerSettings) {
   {
     Env env{{"RINGPROF_SAMPLE_HZ", "997"}};
     EXPECT_EQ(config_from_env().sample_hz, 997u);
+  }
+  {
+    Env env{{"RINGPROF_DETAILED_SAMPLE_HZ", "0"}};
+    EXPECT_EQ(config_from_env().detailed_sample_hz, 0u);
+  }
+  {
+    Env env{{"RINGPROF_DETAILED_SAMPLE_HZ", "4999"}};
+    EXPECT_EQ(config_from_env().detailed_sample_hz, 4999u);
+  }
+  {
+    Env env{{"RINGPROF_DETAILED_SAMPLE_HZ", "20000"}};
+    std::vector<std::string> warnings;
+    const Config c = config_from_env(&warnings);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("RINGPROF_DETAILED_SAMPLE_HZ=20000"), std::string::npos) << warnings[0];
+    EXPECT_EQ(c.detailed_sample_hz, 999u);
   }
   Env env{{"RINGPROF_SAMPLER", "ebpf"}, {"RINGPROF_SAMPLE_HZ", "-5"}};
   std::vector<std::string> warnings;

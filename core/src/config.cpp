@@ -122,6 +122,7 @@ Config config_from_env(std::vector<std::string>* warnings) {
   env.integer("RINGPROF_CUPTI_BUFFERS", &c.cupti_buffers, 1, 1024);
   if (const char* lib = env.get("RINGPROF_CUPTI_LIB")) c.cupti_library = lib;
   env.integer("RINGPROF_SAMPLE_HZ", &c.sample_hz, 0, 10000);
+  env.integer("RINGPROF_DETAILED_SAMPLE_HZ", &c.detailed_sample_hz, 0, 10000);
   if (const char* s = env.get("RINGPROF_SAMPLER")) {
     const std::string v = s;
     if (v == "auto") c.sampler = SamplerChoice::Auto;

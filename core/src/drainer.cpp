@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "crash_state.h"
+#include "detail_level.h"
 #include "process_info.h"
 #include "sampler/sampler.h"
 
@@ -129,6 +130,8 @@ void Drainer::run() {
   prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
   guarded([&] { sink_->begin_session(session_info()); });
   guarded([&] { start_sampler(); });
+  // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
+  guarded([&] { level_subscription_ = level::subscribe([this](Mode m) { on_level(m); }); });
   guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
   uint64_t last_refine = monotonic_now_ns();
   bool hot = false;
@@ -181,6 +184,8 @@ void Drainer::run() {
     reclaim_rings(true);
     emit_batch();
   });
+  if (level_subscription_) level::unsubscribe(level_subscription_);
+  level_subscription_ = 0;
   guarded([&] { sink_->end_session(); });
   guarded([&] { ops::drainer_end(ops_); });
   {

@@ -84,6 +84,8 @@ class Drainer : private sampler::SampleVisitor {
   void on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> frames) override;
   void on_lost(uint32_t tid, uint64_t n) override;
   void refresh_sampled_names(uint64_t now_ns);
+  // The detail level changed: sampling rate and GPU activity kinds follow.
+  void on_level(Mode m);
 
   Config config_;
   std::shared_ptr<Sink> sink_;
@@ -99,6 +101,7 @@ class Drainer : private sampler::SampleVisitor {
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;
+  int level_subscription_ = 0;  // level::subscribe id while the drainer runs
   uint64_t names_checked_ns_ = 0;
 
   // The current batch.

@@ -29,6 +29,18 @@ void Drainer::start_sampler() {
   sample_round(false);
 }
 
+void Drainer::on_level(Mode m) {
+  gpu_.set_level(m);
+  if (!sampler_ || !sampler_->on()) return;
+  const uint32_t detailed = config_.detailed_sample_hz ? config_.detailed_sample_hz : config_.sample_hz;
+  const uint32_t hz = m == Mode::Detailed ? detailed : m == Mode::AlwaysOn ? config_.sample_hz : 0;
+  if (hz == sampler_->state().hz) return;
+  // The samples taken at the old rate go out in a batch that states it.
+  sampler_->collect(*this);
+  emit_batch();
+  sampler_->set_hz(hz);
+}
+
 Drainer::ThreadState& Drainer::thread_for_tid(uint32_t tid) {
   if (auto it = index_by_tid_.find(tid); it != index_by_tid_.end()) {
     if (auto t = threads_.find(it->second); t != threads_.end()) return t->second;

@@ -50,6 +50,14 @@ bool GpuCollector::poll(bool force, uint64_t now_ns) {
   return records_.pending().size() >= max_pending_ || now_ns - pending_since_ >= flush_ns_;
 }
 
+void GpuCollector::set_level(Mode m) {
+#if RINGPROF_HAVE_CUPTI
+  if (active_) cupti::set_level(m);
+#else
+  (void)m;
+#endif
+}
+
 void GpuCollector::attach(Batch& b) {
   if (!active_ && records_.pending().empty() && records_.devices().empty()) return;
   b.gpu = records_.pending();

@@ -13,6 +13,7 @@
 
 #include "gpu_records.h"
 #include "ringprof/config.h"
+#include "ringprof/ops.h"
 #include "ringprof/sink.h"
 
 namespace ringprof {
@@ -38,6 +39,10 @@ class GpuCollector {
   void attach(Batch& b);
   // The sink took (or lost) the batch: the records it held are gone.
   void written();
+
+  // The detail level changed (drainer thread): the GPU source enables or
+  // disables the detailed activity kinds. Nothing when it is not active.
+  void set_level(Mode m);
 
   bool active() const { return active_; }
   GpuRecords& records() { return records_; }

@@ -45,6 +45,7 @@ struct Config {
   std::string cupti_library;                 // RINGPROF_CUPTI_LIB: libcupti to load ("" searches)
   // CPU stack sampler.
   uint32_t sample_hz = 99;                   // RINGPROF_SAMPLE_HZ: samples per CPU second per thread; 0 = off
+  uint32_t detailed_sample_hz = 999;         // RINGPROF_DETAILED_SAMPLE_HZ: the rate at the detailed level; 0 = sample_hz
   SamplerChoice sampler = SamplerChoice::Auto;  // RINGPROF_SAMPLER: auto | perf | timer
   OpsConfig ops;                             // levels, schedules, crash flush, fork (ringprof/ops.h)
 };

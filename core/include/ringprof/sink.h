@@ -91,7 +91,7 @@ struct ModuleInfo {
 struct SamplerState {
   std::string mechanism;   // "perf_event", "timer_signal" or "off"
   std::string detail;      // why: "RINGPROF_SAMPLE_HZ=0", "perf_event_open: EACCES (perf_event_paranoid=3)", …
-  uint32_t hz = 0;         // samples per second of CPU time per thread (0 when off)
+  uint32_t hz = 0;         // samples per second of CPU time per thread now (0 when off, or paused at level off)
   uint32_t version = 0;    // bumped on every change, so a sink knows to re-state it
 };
 

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <concurrentqueue/concurrentqueue.h>
 #include <cstdio>
@@ -325,17 +326,42 @@ bool start(const Config& config) {
     return false;
   }
   s.enabled = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
-  for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-        CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-        CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA}) {
-    // Optional kinds: one that this CUPTI or device cannot trace is left out.
+  // Optional kinds: one that this CUPTI or device cannot trace is left out.
+  // Every kind until the drainer's first level callback trims them.
+  if (a.ActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE) == CUPTI_SUCCESS) s.enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
+  for (CUpti_ActivityKind kind : kAlwaysOnKinds)
+    if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && a.ActivityEnable(kind) == CUPTI_SUCCESS)
+      s.enabled.push_back(kind);
+  for (CUpti_ActivityKind kind : kDetailedKinds)
     if (a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
-  }
   disable_noisy_apis(a);
   s.running.store(true, std::memory_order_release);
   return true;
+}
+
+const CUpti_ActivityKind kAlwaysOnKinds[6] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,  CUPTI_ACTIVITY_KIND_DEVICE};
+const CUpti_ActivityKind kDetailedKinds[6] = {
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,        CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_MARKER,  CUPTI_ACTIVITY_KIND_MARKER_DATA};
+
+void set_level(Mode m) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.control);
+  if (!s.running.load()) return;
+  const Api& a = current_api();
+  auto is_enabled = [&](CUpti_ActivityKind k) {
+    return std::find(s.enabled.begin(), s.enabled.end(), k) != s.enabled.end();
+  };
+  for (CUpti_ActivityKind kind : kDetailedKinds) {
+    if (m == Mode::Detailed) {
+      if (!is_enabled(kind) && a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
+    } else if (is_enabled(kind)) {
+      a.ActivityDisable(kind);
+      s.enabled.erase(std::find(s.enabled.begin(), s.enabled.end(), kind));
+    }
+  }
 }
 
 void stop() {

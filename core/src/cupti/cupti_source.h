@@ -21,6 +21,7 @@
 #include "cupti_api.h"
 #include "cupti_records.h"
 #include "ringprof/config.h"
+#include "ringprof/ops.h"
 
 namespace ringprof::cupti {
 
@@ -32,6 +33,16 @@ bool start(const Config& config);
 // Disables the activity kinds (records still in CUPTI's buffers are handed
 // over by the next forced flush).
 void stop();
+// Follows the detail level (drainer thread, from its level subscription).
+// start() enables every kind; AlwaysOn and Off keep only what kernel timing
+// and launch correlation need (kAlwaysOnKinds, plus DEVICE), Detailed also
+// enables kDetailedKinds. A kind this CUPTI refuses is left out. Nothing when
+// the source is not running.
+void set_level(Mode m);
+// Which kinds each level adds, in the order they are enabled.
+extern const CUpti_ActivityKind kAlwaysOnKinds[6];
+extern const CUpti_ActivityKind kDetailedKinds[6];
+
 // Asks CUPTI to complete every buffer now, even partly filled ones.
 void flush();
 // Converts and recycles every completed buffer (drainer thread only).

@@ -32,6 +32,10 @@ class PerfThreadEvent {
   // reported lost.
   uint64_t read(SampleVisitor& v, std::vector<unsigned char>& scratch);
   uint32_t tid() const noexcept { return tid_; }
+  // Changes the sampling rate (PERF_EVENT_IOC_PERIOD) and enables the event;
+  // hz == 0 disables it (paused: no samples until the next set_hz). Samples
+  // already in the ring stay. False (errno set) when the kernel refuses.
+  bool set_hz(uint32_t hz);
 
  private:
   PerfThreadEvent() = default;

@@ -112,12 +112,14 @@ bool Sampler::watch(uint32_t tid) {
   if (mechanism_ == Mechanism::Perf) {
     auto e = PerfThreadEvent::open(tid, hz_, &err);
     if (e) {
+      if (paused_) e->set_hz(0);
       perf_.emplace(tid, std::move(e));
       return true;
     }
   } else {
     auto t = TimerThreadSampler::open(tid, hz_, signo_, reader_mode_, &err);
     if (t) {
+      if (paused_) t->set_hz(0);
       timers_.emplace(tid, std::move(t));
       return true;
     }
@@ -125,6 +127,19 @@ bool Sampler::watch(uint32_t tid) {
   failed_.insert(tid);
   if (err != ESRCH && err != EINVAL) warn_thread_failure(tid, err);  // ESRCH/EINVAL: the thread just exited
   return false;
+}
+
+void Sampler::set_hz(uint32_t hz) {
+  if (mechanism_ == Mechanism::Off || stopped_) return;
+  if (hz == 0 ? paused_ : (!paused_ && hz == hz_)) return;
+  // A thread whose rate cannot be changed keeps its old one (its thread is
+  // probably exiting); the next upkeep retires it.
+  for (auto& [tid, e] : perf_) e->set_hz(hz);
+  for (auto& [tid, t] : timers_) t->set_hz(hz);
+  paused_ = hz == 0;
+  if (hz != 0) hz_ = hz;
+  state_.hz = hz;
+  ++state_.version;
 }
 
 void Sampler::close_thread(uint32_t tid, SampleVisitor& v) {

@@ -62,6 +62,12 @@ class Sampler {
   // Stops every timer and event and delivers what is left. Idempotent.
   void stop(SampleVisitor& v);
 
+  // Switches every covered thread, and those covered later, to `hz` samples
+  // per CPU second (perf_event: PERF_EVENT_IOC_PERIOD; timers:
+  // timer_settime); 0 pauses sampling until the next call. Updates state()
+  // (hz, version) when the rate changes. Nothing when sampling is off.
+  void set_hz(uint32_t hz);
+
   // Samples taken so far: delivered, waiting, or lost.
   uint64_t taken() const noexcept;
   size_t threads_covered() const noexcept { return perf_.size() + timers_.size(); }
@@ -74,7 +80,8 @@ class Sampler {
 
   Mechanism mechanism_ = Mechanism::Off;
   SamplerState state_;
-  uint32_t hz_ = 0;
+  uint32_t hz_ = 0;       // the rate threads sample at (while not paused)
+  bool paused_ = false;   // set_hz(0): threads are covered but not sampled
   uint32_t self_tid_ = 0;
   int signo_ = 0;
   StackReader::Mode reader_mode_ = StackReader::Mode::ProcessVmReadv;

@@ -187,17 +187,25 @@ std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint3
     return nullptr;  // t's destructor frees the slot
   }
   t->armed_ = true;
-  const uint64_t period = 1000000000ull / (hz ? hz : 1);
-  itimerspec its;
-  its.it_interval.tv_sec = static_cast<time_t>(period / 1000000000ull);
-  its.it_interval.tv_nsec = static_cast<long>(period % 1000000000ull);
-  its.it_value = its.it_interval;
-  if (timer_settime(t->timer_, 0, &its, nullptr) != 0) {
+  if (!t->set_hz(hz ? hz : 1)) {
     *err = errno;
     return nullptr;
   }
   *err = 0;
   return t;
+}
+
+bool TimerThreadSampler::set_hz(uint32_t hz) {
+  if (!armed_) {
+    errno = EINVAL;
+    return false;
+  }
+  const uint64_t period = hz ? 1000000000ull / hz : 0;  // all zero: stopped
+  itimerspec its;
+  its.it_interval.tv_sec = static_cast<time_t>(period / 1000000000ull);
+  its.it_interval.tv_nsec = static_cast<long>(period % 1000000000ull);
+  its.it_value = its.it_interval;
+  return timer_settime(timer_, 0, &its, nullptr) == 0;
 }
 
 void TimerThreadSampler::disarm() {

@@ -56,6 +56,10 @@ class TimerThreadSampler {
   // Stops the timer and waits until the handler is out of the slot; read()
   // afterwards gets the last samples.
   void disarm();
+  // Sets the timer's interval to 1/hz of the thread's CPU time, starting
+  // now; hz == 0 stops it until the next set_hz (the slot stays). False
+  // (errno set) when the kernel refuses or the timer is disarmed.
+  bool set_hz(uint32_t hz);
   // Samples the handler took (delivered, waiting or dropped).
   uint64_t taken() const noexcept;
   uint32_t tid() const noexcept { return tid_; }
