@@ -19,10 +19,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -405,6 +407,109 @@ TEST_P(SamplerMechanism, ForkedChildIsOffUntilItStartsItsOwnSampler) {
   spin_cpu(100000000, [] { return hot_e(kUnit); });
   stop();
   EXPECT_FALSE(sink->samples.empty());
+  expect_exact_accounting(*sink);
+}
+
+namespace {
+
+uint64_t mono_now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Remembers the sampler rate every batch stated, in order (changes only).
+class RateSink : public CaptureSink {
+ public:
+  bool write(const Batch& b) override {
+    if (b.sampler) {
+      std::lock_guard<std::mutex> lock(rates_mutex_);
+      if (rates.empty() || rates.back() != b.sampler->hz) rates.push_back(b.sampler->hz);
+    }
+    return CaptureSink::write(b);
+  }
+  std::vector<uint32_t> rates_seen() {
+    std::lock_guard<std::mutex> lock(rates_mutex_);
+    return rates;
+  }
+
+ private:
+  std::mutex rates_mutex_;
+  std::vector<uint32_t> rates;
+};
+
+struct Phase {
+  uint64_t from_ns, to_ns, cpu_ns;
+};
+
+// Spins `cpu_ns` of this thread's CPU time; the phase's wall range and CPU use.
+Phase busy_phase(uint64_t cpu_ns) {
+  const uint64_t cpu0 = thread_cpu_ns(), t0 = mono_now_ns();
+  spin_cpu(cpu_ns, [] { return hot_a(kUnit); });
+  return Phase{t0, mono_now_ns(), thread_cpu_ns() - cpu0};
+}
+
+double rate_in(const CaptureSink& sink, uint32_t index, const Phase& p) {
+  uint64_t n = 0;
+  for (const auto& s : sink.samples)
+    if (s.thread_index == index && s.ts >= p.from_ns && s.ts <= p.to_ns) ++n;
+  return static_cast<double>(n) * 1e9 / static_cast<double>(p.cpu_ns);
+}
+
+}  // namespace
+
+// The sampling rate follows the detail level at run time: always_on at
+// RINGPROF_SAMPLE_HZ, detailed at RINGPROF_DETAILED_SAMPLE_HZ, paused at off;
+// the batches state each rate. CPU-time timers tick with the scheduler (often
+// 250 Hz), so the fallback is tested at 50 vs 200 Hz.
+TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
+  const bool perf = GetParam() == SamplerChoice::Perf;
+  const uint32_t lo = perf ? 100 : 50, hi = perf ? 1000 : 200;
+  const uint64_t kCpu = perf ? 600000000ull : 1000000000ull;
+  Config c = sampling_config(GetParam(), lo);
+  c.detailed_sample_hz = hi;
+  auto sink = std::make_shared<RateSink>();
+  ASSERT_TRUE(start(c, sink));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the drainer's scan covers this thread
+  const Phase always_on = busy_phase(kCpu);
+  set_mode(Mode::Detailed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a few drainer rounds
+  const Phase detailed = busy_phase(kCpu);
+  set_mode(Mode::AlwaysOn);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Phase back = busy_phase(kCpu);
+  set_mode(Mode::Off);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Phase off = busy_phase(kCpu / 2);
+  stop();
+
+  const uint32_t index = index_of_tid(*sink, gettid_now());
+  ASSERT_NE(index, 0u) << "this thread was never sampled";
+  const double r_on = rate_in(*sink, index, always_on), r_detailed = rate_in(*sink, index, detailed);
+  const double r_back = rate_in(*sink, index, back), r_off = rate_in(*sink, index, off);
+  const std::string rates = "always_on " + std::to_string(r_on) + "/s, detailed " + std::to_string(r_detailed) +
+                            "/s, always_on again " + std::to_string(r_back) + "/s, off " + std::to_string(r_off) +
+                            "/s";
+  EXPECT_GE(r_on, 0.5 * lo) << rates;
+  EXPECT_LE(r_on, 1.5 * lo) << rates;
+  EXPECT_GE(r_detailed, (perf ? 5.0 : 3.0) * r_on) << rates;
+  EXPECT_GE(r_detailed, 0.5 * hi) << rates;
+  EXPECT_LE(r_back, 1.5 * lo) << rates;
+  EXPECT_GE(r_back, 0.5 * lo) << rates;
+  EXPECT_LE(r_off * static_cast<double>(off.cpu_ns) / 1e9, 2.0) << "sampling is paused at level off; " << rates;
+
+  // The batches state every rate in turn (off's pause is stated only if a
+  // batch went out after it).
+  const std::vector<uint32_t> seen = sink->rates_seen();
+  ASSERT_GE(seen.size(), 3u);
+  EXPECT_EQ(seen[0], lo);
+  EXPECT_EQ(seen[1], hi);
+  EXPECT_EQ(seen[2], lo);
+  if (seen.size() > 3) {
+    EXPECT_EQ(seen[3], 0u);
+  }
+  ASSERT_TRUE(sink->sampler.has_value());
+  EXPECT_EQ(sink->sampler->mechanism, mechanism_for(GetParam()));
   expect_exact_accounting(*sink);
 }
 
