@@ -157,6 +157,17 @@ CUpti_ActivityKernel10& kernel(RecordWriter& w, const char* name, uint64_t start
   return k;
 }
 
+// What each detail level enables.
+const std::set<int> kAlwaysOnKinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                      CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
+                                      CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_DEVICE};
+const std::set<int> kAllKinds = [] {
+  std::set<int> k = kAlwaysOnKinds;
+  k.insert({CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD,
+            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA});
+  return k;
+}();
+
 // ---- a sink that keeps the GPU side of every batch ----
 
 class GpuCaptureSink : public Sink {
@@ -197,8 +208,9 @@ class CuptiSourceTest : public ::testing::Test {
     cupti::use_api_for_testing(nullptr);
     g_fake = nullptr;
   }
-  bool start(uint32_t buffers = 8) {
+  bool start(uint32_t buffers = 8, Mode mode = Mode::AlwaysOn) {
     Config c;
+    c.ops.mode = mode;
     c.cupti_buffers = buffers;
     c.cupti_buffer_bytes = 64 << 10;
     sink_ = std::make_shared<GpuCaptureSink>();
@@ -225,12 +237,9 @@ TEST_F(CuptiSourceTest, StartRegistersClockFirstEnablesKindsAndTurnsNoisyCallsOf
   // The timestamp callback must precede every enable, or early records keep CUPTI's clock.
   EXPECT_EQ(fake_.calls[0], "register_timestamp");
   EXPECT_EQ(fake_.calls[1], "register_callbacks");
-  for (CUpti_ActivityKind k :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-        CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-        CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA, CUPTI_ACTIVITY_KIND_DEVICE})
-    EXPECT_TRUE(fake_.enabled.count(k)) << "kind " << k;
+  // The session starts always_on: kernel timing and launch correlation only.
+  ringprof::flush();  // the drainer's first level callback has run: it changes nothing
+  EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
   EXPECT_EQ(fake_.runtime_disabled, (std::set<uint32_t>{17, 132}));  // cudaGetDevice, cudaStreamQuery
   EXPECT_EQ(fake_.driver_disabled, (std::set<uint32_t>{304}));       // cuCtxGetCurrent
   // ringprof's clock: CLOCK_MONOTONIC ns, the clock of the CPU events.
@@ -241,6 +250,48 @@ TEST_F(CuptiSourceTest, StartRegistersClockFirstEnablesKindsAndTurnsNoisyCallsOf
   EXPECT_LE(t, detail::monotonic_ns());
   ringprof::stop();
   EXPECT_TRUE(fake_.enabled.empty()) << "every kind is disabled at stop";
+}
+
+// The detail level switches the detailed kinds on and off at run time
+// (cuptiActivityEnable/Disable from the drainer's level callback).
+TEST_F(CuptiSourceTest, DetailLevelEnablesAndDisablesTheDetailedKinds) {
+  ASSERT_TRUE(start());
+  ringprof::flush();  // flush() returns after a drainer round, which runs the level callbacks
+  EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
+  const size_t calls_before = fake_.calls.size();
+
+  set_mode(Mode::Detailed);
+  ringprof::flush();
+  EXPECT_EQ(fake_.enabled, kAllKinds);
+  set_mode(Mode::Off);  // off pauses recording; GPU tracing stays at the always_on kinds
+  ringprof::flush();
+  EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
+  set_mode(Mode::Detailed);
+  ringprof::flush();
+  EXPECT_EQ(fake_.enabled, kAllKinds);
+  set_mode(Mode::AlwaysOn);
+  ringprof::flush();
+  EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
+
+  // Only detailed kinds were ever switched: the always_on ones stayed enabled throughout.
+  for (size_t i = calls_before; i < fake_.calls.size(); ++i) {
+    const std::string& c = fake_.calls[i];
+    if (c.rfind("enable ", 0) != 0 && c.rfind("disable ", 0) != 0) continue;
+    const int kind = std::stoi(c.substr(c.find(' ') + 1));
+    EXPECT_FALSE(kAlwaysOnKinds.count(kind)) << c;
+  }
+  ringprof::stop();
+  EXPECT_TRUE(fake_.enabled.empty()) << "every kind is disabled at stop";
+}
+
+TEST_F(CuptiSourceTest, SessionStartingDetailedEnablesEveryKindAtOnce) {
+  ASSERT_TRUE(start(8, Mode::Detailed));
+  EXPECT_EQ(fake_.enabled, kAllKinds);
+  ringprof::flush();
+  EXPECT_EQ(fake_.enabled, kAllKinds);
+  set_mode(Mode::AlwaysOn);
+  ringprof::flush();
+  EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
 }
 
 TEST_F(CuptiSourceTest, RecordsReachTheBatchThroughTheCallbacks) {

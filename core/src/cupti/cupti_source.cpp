@@ -327,13 +327,15 @@ bool start(const Config& config) {
   }
   s.enabled = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
   // Optional kinds: one that this CUPTI or device cannot trace is left out.
-  // Every kind until the drainer's first level callback trims them.
+  // The session starts at config.ops.mode (no window is open yet): the
+  // detailed kinds only when that is Detailed; set_level() follows changes.
   if (a.ActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE) == CUPTI_SUCCESS) s.enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
   for (CUpti_ActivityKind kind : kAlwaysOnKinds)
     if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && a.ActivityEnable(kind) == CUPTI_SUCCESS)
       s.enabled.push_back(kind);
-  for (CUpti_ActivityKind kind : kDetailedKinds)
-    if (a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
+  if (config.ops.mode == Mode::Detailed)
+    for (CUpti_ActivityKind kind : kDetailedKinds)
+      if (a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
   disable_noisy_apis(a);
   s.running.store(true, std::memory_order_release);
   return true;

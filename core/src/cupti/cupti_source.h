@@ -26,7 +26,8 @@
 namespace ringprof::cupti {
 
 // Loads libcupti (unless a fake table is installed), registers the buffer
-// and timestamp callbacks and enables the activity kinds. On failure prints
+// and timestamp callbacks and enables the activity kinds of the starting
+// level (config.ops.mode; see set_level). On failure prints
 // one warning that says what to do, and returns false: GPU tracing is off
 // for this session, everything else records normally.
 bool start(const Config& config);
@@ -34,9 +35,9 @@ bool start(const Config& config);
 // over by the next forced flush).
 void stop();
 // Follows the detail level (drainer thread, from its level subscription).
-// start() enables every kind; AlwaysOn and Off keep only what kernel timing
-// and launch correlation need (kAlwaysOnKinds, plus DEVICE), Detailed also
-// enables kDetailedKinds. A kind this CUPTI refuses is left out. Nothing when
+// AlwaysOn and Off keep only what kernel timing and launch correlation need
+// (kAlwaysOnKinds, DEVICE among them), Detailed also enables kDetailedKinds;
+// start() enables the kinds of the session's starting level. A kind this CUPTI refuses is left out. Nothing when
 // the source is not running.
 void set_level(Mode m);
 // Which kinds each level adds, in the order they are enabled.
