@@ -72,6 +72,12 @@ bool Drainer::start() {
     return false;
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  // Wait, briefly, until the sink has begun its session (directory, first
+  // file, the crash file prepared), so a crash right after start() still finds
+  // somewhere to write. Bounded: a slow or hung disk delays start() by at most
+  // this much, never more, and recording goes on regardless.
+  std::unique_lock<std::mutex> lock(mutex_);
+  flushed_.wait_for(lock, std::chrono::milliseconds(500), [&] { return sink_ready_; });
   return true;
 }
 
@@ -133,6 +139,12 @@ void Drainer::run() {
   // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
   guarded([&] { level_subscription_ = level::subscribe([this](Mode m) { on_level(m); }); });
   guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
+  {
+    // The sink has begun and the crash handler knows it; start() waits for it.
+    std::lock_guard<std::mutex> lock(mutex_);
+    sink_ready_ = true;
+  }
+  flushed_.notify_all();
   uint64_t last_refine = monotonic_now_ns();
   bool hot = false;
   for (;;) {

@@ -124,6 +124,7 @@ class Drainer : private sampler::SampleVisitor {
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;
   bool finished_ = false;
+  bool sink_ready_ = false;  // begin_session() has returned
   bool warned_exception_ = false;
 
   std::atomic<uint64_t> events_written_{0};
