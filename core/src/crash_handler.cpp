@@ -87,6 +87,12 @@ void chain(int sig, siginfo_t* info, void* context) noexcept {
 
 void flush_crash(int sig, siginfo_t* info, uint32_t tid) noexcept {
   Sink* sink = current_sink();
+  // A crash right after start(): the drainer is still opening its session.
+  // Give it a moment (bounded: it may need a lock the crashed thread holds).
+  for (int i = 0; sink == nullptr && session_expected() && i < 300; ++i) {
+    sleep_ms(1);
+    sink = current_sink();
+  }
   if (sink == nullptr) return;
   begin_crash();
   PendingBatch pending;

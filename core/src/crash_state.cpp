@@ -19,6 +19,7 @@ constinit std::atomic<uint64_t> g_clock_tsc{0}, g_clock_tick_base{0}, g_clock_mo
 constinit std::atomic<Sink*> g_sink{nullptr};
 constinit std::atomic<uint32_t> g_session{0};
 constinit std::atomic<pid_t> g_drainer_tid{0};
+constinit std::atomic<bool> g_session_expected{false};
 
 constinit std::atomic<bool> g_parked{false};
 constinit std::atomic<bool> g_batch_stored{false};
@@ -102,13 +103,18 @@ ClockMap read_clock() noexcept {
   return m;
 }
 
+void expect_session(bool coming) noexcept { g_session_expected.store(coming, std::memory_order_release); }
+bool session_expected() noexcept { return g_session_expected.load(std::memory_order_acquire); }
+
 void publish_session(Sink* sink, uint32_t session, pid_t drainer) noexcept {
+  g_session_expected.store(false, std::memory_order_release);
   g_session.store(session, std::memory_order_relaxed);
   g_drainer_tid.store(drainer, std::memory_order_relaxed);
   g_sink.store(sink, std::memory_order_release);
 }
 
 void clear_session() noexcept {
+  g_session_expected.store(false, std::memory_order_release);
   g_sink.store(nullptr, std::memory_order_release);
   g_session.store(0, std::memory_order_relaxed);
   g_drainer_tid.store(0, std::memory_order_relaxed);

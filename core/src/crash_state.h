@@ -57,6 +57,10 @@ void publish_clock(const ClockCalibration& c) noexcept;
 ClockMap read_clock() noexcept;
 
 // ---- session ----
+// start() says a session is coming: a crash before its drainer has begun
+// (the first milliseconds) waits for it a little rather than lose everything.
+void expect_session(bool coming = true) noexcept;
+bool session_expected() noexcept;
 void publish_session(Sink* sink, uint32_t session, pid_t drainer_tid) noexcept;
 void clear_session() noexcept;
 Sink* current_sink() noexcept;

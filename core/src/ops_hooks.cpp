@@ -40,6 +40,7 @@ void remember_start_config(const Config* config) noexcept {
 namespace ops {
 
 uint32_t session_starting(uint32_t session, const Config& config) noexcept {
+  if (config.ops.crash_flush) crash::expect_session();
   return level::session_starting(session, config.ops.mode);
 }
 
@@ -50,6 +51,7 @@ void session_started(const Config& config) {
 }
 
 void session_stopping() noexcept {
+  crash::expect_session(false);
   windows::session_stopping();
   level::session_stopping();
 }
