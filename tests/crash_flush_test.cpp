@@ -14,21 +14,13 @@
 
 #include "named_events.h"
 #include "ringprof/ops.h"
+#include "sanitizers.h"
 #include "test_support.h"
 
 using namespace ringprof;
 using namespace ringprof::test;
 
 namespace {
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define RINGPROF_SANITIZED_RUNTIME 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RINGPROF_SANITIZED_RUNTIME 1
-#endif
 
 constexpr int kThreads = 8;
 constexpr uint64_t kEvents = 3000;

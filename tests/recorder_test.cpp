@@ -14,6 +14,7 @@
 #include "capture_sink.h"
 #include "clock.h"
 #include "ringprof/ringprof.h"
+#include "sanitizers.h"
 
 using namespace ringprof;
 using ringprof::test::CaptureSink;
@@ -279,15 +280,6 @@ TEST(Recorder, ForkedChildRecordsNothingIntoTheParent) {
   EXPECT_EQ(sink->location_name(sink->events[0].event.loc), "before-fork");
   EXPECT_EQ(sink->location_name(sink->events[1].event.loc), "after-fork");
 }
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define RINGPROF_SANITIZED_RUNTIME 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RINGPROF_SANITIZED_RUNTIME 1
-#endif
 
 TEST(Recorder, ForkedChildCanRecordIntoItsOwnSink) {
 #ifdef RINGPROF_SANITIZED_RUNTIME

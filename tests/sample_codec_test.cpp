@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../tools/testing/owned_batch.h"
+#include "frame_stream.h"
 #include "ringprof/format.h"
 #include "ringprof/segment_codec.h"
 
@@ -21,25 +22,9 @@ SessionInfo session() {
   return s;
 }
 
-struct Stream {
-  std::vector<DecodedSegment> segments;
-  std::vector<std::string> strings;
-};
-
+using Stream = test::DecodedStream;
 ::testing::AssertionResult decode(const std::vector<uint8_t>& bytes, Stream* out) {
-  size_t off = 0;
-  while (off < bytes.size()) {
-    std::string err;
-    auto h = format::parse_frame_header(std::span<const uint8_t>(bytes).subspan(off), &err);
-    if (!h) return ::testing::AssertionFailure() << "header at " << off << ": " << err;
-    DecodedSegment seg;
-    if (!decode_segment(*h, std::span<const uint8_t>(bytes).subspan(off + h->header_size, h->stored_size),
-                        out->strings, seg, &err))
-      return ::testing::AssertionFailure() << "segment at " << off << ": " << err;
-    out->segments.push_back(std::move(seg));
-    off += h->header_size + h->stored_size;
-  }
-  return ::testing::AssertionSuccess();
+  return test::decode_stream(bytes, out);
 }
 
 testing::OwnedBatch sampling_batch() {

@@ -33,27 +33,11 @@
 #include "ringprof/ringprof.h"
 #include "sampler/perf_thread_event.h"
 #include "sampler/sampler.h"
+#include "sanitizers.h"
 #include "test_support.h"
 
 using namespace ringprof;
 using ringprof::test::CaptureSink;
-
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RINGPROF_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define RINGPROF_TSAN 1
-#endif
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define RINGPROF_SANITIZED_RUNTIME 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RINGPROF_SANITIZED_RUNTIME 1
-#endif
 
 #if defined(__clang__)
 #define HOT_FN __attribute__((noinline))

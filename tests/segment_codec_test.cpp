@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../tools/testing/owned_batch.h"
+#include "frame_stream.h"
 #include "ringprof/format.h"
 #include "ringprof/segment_codec.h"
 #include "ringprof/sinks.h"
@@ -54,29 +55,8 @@ SessionInfo test_session() {
   return s;
 }
 
-// Decodes a stream of frames (one file) with one string table.
-struct Decoded {
-  std::vector<DecodedSegment> segments;
-  std::vector<std::string> strings;
-};
-
-::testing::AssertionResult decode_stream(const std::vector<uint8_t>& bytes, Decoded* out) {
-  size_t off = 0;
-  while (off < bytes.size()) {
-    std::string err;
-    auto h = format::parse_frame_header(std::span<const uint8_t>(bytes).subspan(off), &err);
-    if (!h) return ::testing::AssertionFailure() << "header at " << off << ": " << err;
-    if (bytes.size() - off - h->header_size < h->stored_size)
-      return ::testing::AssertionFailure() << "short payload at " << off;
-    DecodedSegment seg;
-    if (!decode_segment(*h, std::span<const uint8_t>(bytes).subspan(off + h->header_size, h->stored_size),
-                        out->strings, seg, &err))
-      return ::testing::AssertionFailure() << "segment at " << off << ": " << err;
-    out->segments.push_back(std::move(seg));
-    off += h->header_size + h->stored_size;
-  }
-  return ::testing::AssertionSuccess();
-}
+using Decoded = test::DecodedStream;
+using test::decode_stream;
 
 // A batch using every kind the file format stores.
 BatchData every_kind_batch() {
