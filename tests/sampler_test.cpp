@@ -445,11 +445,12 @@ double rate_in(const CaptureSink& sink, uint32_t index, const Phase& p) {
 // The sampling rate follows the detail level at run time: always_on at
 // RINGPROF_SAMPLE_HZ, detailed at RINGPROF_DETAILED_SAMPLE_HZ, paused at off;
 // the batches state each rate. CPU-time timers tick with the scheduler (often
-// 250 Hz), so the fallback is tested at 50 vs 200 Hz.
+// 250 Hz) and lose more periods on a loaded machine, so the fallback is tested
+// at 25 vs 200 Hz, over longer phases.
 TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
   const bool perf = GetParam() == SamplerChoice::Perf;
-  const uint32_t lo = perf ? 100 : 50, hi = perf ? 1000 : 200;
-  const uint64_t kCpu = perf ? 600000000ull : 1000000000ull;
+  const uint32_t lo = perf ? 100 : 25, hi = perf ? 1000 : 200;
+  const uint64_t kCpu = perf ? 600000000ull : 2000000000ull;
   Config c = sampling_config(GetParam(), lo);
   c.detailed_sample_hz = hi;
   auto sink = std::make_shared<RateSink>();
@@ -476,7 +477,7 @@ TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
                             "/s";
   EXPECT_GE(r_on, 0.5 * lo) << rates;
   EXPECT_LE(r_on, 1.5 * lo) << rates;
-  EXPECT_GE(r_detailed, (perf ? 5.0 : 3.0) * r_on) << rates;
+  EXPECT_GE(r_detailed, (perf ? 5.0 : 2.5) * r_on) << rates;
   EXPECT_GE(r_detailed, 0.5 * hi) << rates;
   EXPECT_LE(r_back, 1.5 * lo) << rates;
   EXPECT_GE(r_back, 0.5 * lo) << rates;
