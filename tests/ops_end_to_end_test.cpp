@@ -22,6 +22,7 @@
 #include "ringprof/extract.h"
 #include "ringprof/ops.h"
 #include "ringprof/trace_info.h"
+#include "sanitizers.h"
 #include "test_support.h"
 
 using namespace ringprof;
@@ -341,6 +342,12 @@ TEST(Fork, OffChildStaysOff) {
 }
 
 TEST(Fork, RecordChildWritesItsOwnFiles) {
+#ifdef RINGPROF_TSAN
+  // The child starts a drainer thread from the fork handler of a
+  // multi-threaded parent, which TSan's runtime does not support (it kills
+  // the child); the release and ASan builds run this test.
+  GTEST_SKIP() << "threads started in a forked child are not supported under TSan";
+#endif
   const ForkOutcome o = run_fork("record");
   EXPECT_NE(o.out.find("status 1"), std::string::npos) << "the child was recording: " << o.out;
   ASSERT_EQ(o.pids.size(), 2u);
