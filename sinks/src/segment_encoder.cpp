@@ -14,9 +14,9 @@
 // the next frame restates those items and the file stays self-contained.
 #include <zstd.h>
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "gpu_codec.h"
@@ -25,6 +25,29 @@
 #include "varint.h"
 
 namespace ringprof {
+
+namespace {
+
+// Which ids of a per-file table (locations, stacks, modules) the current file
+// already states. Ids are dense from 1, so a flag per id answers the
+// per-event question with one indexed load, no hashing.
+class IdSet {
+ public:
+  bool count(uint32_t id) const { return id < flags_.size() && flags_[id] != 0; }
+  void insert(uint32_t id) {
+    if (id >= flags_.size()) flags_.resize(std::max<size_t>(size_t{id} + 1, flags_.size() * 2), 0);
+    flags_[id] = 1;
+  }
+  void erase(uint32_t id) {
+    if (id < flags_.size()) flags_[id] = 0;
+  }
+  void clear() { std::fill(flags_.begin(), flags_.end(), 0); }
+
+ private:
+  std::vector<uint8_t> flags_;
+};
+
+}  // namespace
 
 struct SegmentEncoder::State {
   int level = 3;
@@ -36,10 +59,10 @@ struct SegmentEncoder::State {
   // The current file's string table: id -> text (id 0 = "") and back.
   std::vector<std::string> strings{std::string()};
   std::unordered_map<std::string, uint32_t> string_ids{{std::string(), 0}};
-  std::unordered_set<uint32_t> locations_written;
+  IdSet locations_written;
   std::unordered_map<uint32_t, uint32_t> thread_name_versions;  // index -> name_version written
-  std::unordered_set<uint32_t> stacks_written;
-  std::unordered_set<uint32_t> modules_written;
+  IdSet stacks_written;
+  IdSet modules_written;
   std::optional<uint32_t> sampler_version;  // SamplerState::version the file holds
   gpu_codec::FileState gpu;                 // GPU names, devices and counters the file holds
 
@@ -74,6 +97,65 @@ struct SegmentEncoder::State {
     strings.push_back(s);
     string_ids.emplace(s, id);
     return id;
+  }
+
+  // The id an event stores for item `id` of a per-file table (locations,
+  // stacks). Its first reference in the file queues the item to be stated
+  // with this segment; an id the batch cannot describe would leave the file
+  // unable to resolve it, so it is stored as 0 ("unknown") instead.
+  template <typename Item>
+  static uint32_t refer(uint32_t id, std::span<const Item> items, IdSet& written,
+                        std::vector<uint32_t>& undo_list, std::vector<uint32_t>& new_list) {
+    if (id == 0 || written.count(id)) return id;
+    if (id > items.size() || items[id - 1].id != id) return 0;
+    written.insert(id);
+    undo_list.push_back(id);
+    new_list.push_back(id);
+    return id;
+  }
+
+  // Fills the event columns from the batch's runs; returns the events kept.
+  // Kept apart from encode() so this loop, the hot part, stays small enough
+  // for the compiler to inline its helpers.
+  uint32_t encode_events(const Batch& batch, uint64_t base_ns) {
+    uint32_t event_count = 0;
+    for (const EventRun& run : batch.runs) {
+      // Runs are meant to cover `events` exactly; clamp anyway rather than read
+      // out of bounds if a caller gets that wrong.
+      if (run.begin >= batch.events.size()) continue;
+      const size_t end = std::min<size_t>(batch.events.size(), size_t{run.begin} + run.count);
+      uint32_t written = 0;
+      uint64_t prev = base_ns;
+      for (size_t i = run.begin; i < end; ++i) {
+        const Event& e = batch.events[i];
+        // The drainer consumes these before a batch is formed; a file must
+        // never hold them (the decoder rejects them).
+        if (e.kind == EventKind::Continuation || e.kind == EventKind::ThreadName ||
+            static_cast<uint8_t>(e.kind) >= kEventKindCount)
+          continue;
+        kinds.push_back(static_cast<uint8_t>(e.kind));
+        // Wrapping subtraction, reinterpreted as signed: out-of-order events
+        // give a small negative delta, which zigzag keeps short.
+        varint::put(ts, varint::zigzag(static_cast<int64_t>(e.ts - prev)));
+        prev = e.ts;
+        if (kind_has_location(e.kind)) {
+          varint::put(locs, refer(e.loc, batch.locations, locations_written, undo.locations, new_locations));
+        } else if (kind_has_stack(e.kind)) {
+          varint::put(locs, refer(e.loc, batch.stacks, stacks_written, undo.stacks, new_stacks));
+        }
+        if (e.kind == EventKind::Counter) {
+          for (int b = 0; b < 8; ++b) values.push_back(static_cast<uint8_t>(e.p1 >> (8 * b)));
+        } else if (kind_has_value(e.kind)) {
+          varint::put(values, e.p1);
+        }
+        ++written;
+      }
+      if (written == 0) continue;
+      run_thread.push_back(run.thread_index);
+      run_count.push_back(written);
+      event_count += written;
+    }
+    return event_count;
   }
 
   void undo_changes() {
@@ -143,67 +225,8 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   s.new_locations.clear();
   s.new_stacks.clear();
 
-  // ---- events, run by run ----
   const uint64_t base_ns = batch.first_ns;
-  uint32_t event_count = 0;
-  for (const EventRun& run : batch.runs) {
-    // Runs are meant to cover `events` exactly; clamp anyway rather than read
-    // out of bounds if a caller gets that wrong.
-    if (run.begin >= batch.events.size()) continue;
-    const size_t end = std::min<size_t>(batch.events.size(), size_t{run.begin} + run.count);
-    uint32_t written = 0;
-    uint64_t prev = base_ns;
-    for (size_t i = run.begin; i < end; ++i) {
-      const Event& e = batch.events[i];
-      // The drainer consumes these before a batch is formed; a file must
-      // never hold them (the decoder rejects them).
-      if (e.kind == EventKind::Continuation || e.kind == EventKind::ThreadName ||
-          static_cast<uint8_t>(e.kind) >= kEventKindCount)
-        continue;
-      s.kinds.push_back(static_cast<uint8_t>(e.kind));
-      // Wrapping subtraction, reinterpreted as signed: out-of-order events
-      // give a small negative delta, which zigzag keeps short.
-      varint::put(s.ts, varint::zigzag(static_cast<int64_t>(e.ts - prev)));
-      prev = e.ts;
-      if (kind_has_location(e.kind)) {
-        uint32_t loc = e.loc;
-        if (loc != 0 && !s.locations_written.count(loc)) {
-          // An id the batch cannot describe would leave the file unable to
-          // name the event; store it as "no name" instead.
-          if (loc > batch.locations.size() || batch.locations[loc - 1].id != loc) {
-            loc = 0;
-          } else {
-            s.locations_written.insert(loc);
-            s.undo.locations.push_back(loc);
-            s.new_locations.push_back(loc);
-          }
-        }
-        varint::put(s.locs, loc);
-      } else if (kind_has_stack(e.kind)) {
-        uint32_t id = e.loc;
-        if (id != 0 && !s.stacks_written.count(id)) {
-          if (id > batch.stacks.size() || batch.stacks[id - 1].id != id) {
-            id = 0;  // a stack the batch cannot describe: an unknown stack, not a wrong one
-          } else {
-            s.stacks_written.insert(id);
-            s.undo.stacks.push_back(id);
-            s.new_stacks.push_back(id);
-          }
-        }
-        varint::put(s.locs, id);
-      }
-      if (e.kind == EventKind::Counter) {
-        for (int b = 0; b < 8; ++b) s.values.push_back(static_cast<uint8_t>(e.p1 >> (8 * b)));
-      } else if (kind_has_value(e.kind)) {
-        varint::put(s.values, e.p1);
-      }
-      ++written;
-    }
-    if (written == 0) continue;
-    s.run_thread.push_back(run.thread_index);
-    s.run_count.push_back(written);
-    event_count += written;
-  }
+  const uint32_t event_count = s.encode_events(batch, base_ns);
 
   // ---- per-file metadata: intern strings first, FlatBuffers wants children before parents ----
   flatbuffers::FlatBufferBuilder& fbb = s.fbb;
