@@ -120,6 +120,10 @@ void BM_DemoBytesPerEvent(benchmark::State& state) {
     auto sink = std::make_shared<MemorySink>(3);
     Config c;
     c.ring_bytes = 16u << 20;
+    // Events only: the figure is bytes per recorded event, and samples (with
+    // their stack and module tables) are counted apart from events.
+    c.sample_hz = 0;
+    c.gpu = false;
     start(c, sink);
     std::vector<std::thread> workers;
     std::atomic<uint64_t> out{0};
