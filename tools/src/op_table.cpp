@@ -1,15 +1,15 @@
 #include "ringprof/op_table.h"
-#include "ringprof/trace_window.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 #include <unordered_map>
 
 #include "gpu_attribution.h"
 #include "ringprof/thread_filter.h"
+#include "ringprof/trace_window.h"
 #include "ringprof/zone_tracker.h"
+#include "text_table.h"
 
 namespace ringprof {
 
@@ -144,16 +144,6 @@ uint64_t column_value(const TableRow& r, TableColumn c) {
   return 0;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
 }  // namespace
 
 void sort_table_rows(std::vector<TableRow>& rows, TableColumn column) {
@@ -187,16 +177,15 @@ TableResult compute_table(TraceReader& reader, const TableOptions& options) {
 }
 
 std::string format_table(const TableResult& table, TableFormat format) {
-  std::vector<std::string> headers = {"Name",  "Calls",     "Total (us)", "Total %", "Self (us)",
-                                      "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
-  std::string csv_header = "name,calls,total_us,total_pct,self_us,self_pct,avg_us,min_us,max_us";
+  detail::TextRow headers = {"Name",  "Calls",     "Total (us)", "Total %", "Self (us)",
+                             "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
+  detail::TextRow csv_headers = {"name",    "calls",  "total_us", "total_pct", "self_us",
+                                 "self_pct", "avg_us", "min_us",   "max_us"};
   if (table.has_gpu) {
-    headers.push_back("Self GPU (us)");
-    headers.push_back("GPU total (us)");
-    csv_header += ",self_gpu_us,gpu_total_us";
+    headers.insert(headers.end(), {"Self GPU (us)", "GPU total (us)"});
+    csv_headers.insert(csv_headers.end(), {"self_gpu_us", "gpu_total_us"});
   }
-  const size_t kCols = headers.size();
-  std::vector<std::vector<std::string>> cells;
+  std::vector<detail::TextRow> cells;
   for (const TableRow& r : table.rows) {
     cells.push_back({r.name, std::to_string(r.calls), format_us(r.total_ns),
                      format_percent(r.total_ns, table.sum_self_ns), format_us(r.self_ns),
@@ -207,39 +196,9 @@ std::string format_table(const TableResult& table, TableFormat format) {
       cells.back().push_back(format_us(r.gpu_total_ns));
     }
   }
+  if (format == TableFormat::Csv) return detail::format_csv_table(csv_headers, cells);
 
-  std::string out;
-  if (format == TableFormat::Csv) {
-    out += csv_header + "\n";
-    for (const auto& row : cells) {
-      out += csv_field(row[0]);
-      for (size_t c = 1; c < kCols; ++c) out += "," + row[c];
-      out += "\n";
-    }
-    return out;
-  }
-
-  std::vector<size_t> width(kCols, 0);
-  for (size_t c = 0; c < kCols; ++c) width[c] = headers[c].size();
-  for (const auto& row : cells)
-    for (size_t c = 0; c < kCols; ++c) width[c] = std::max(width[c], row[c].size());
-
-  auto append_row = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (size_t c = 0; c < kCols; ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      if (c > 0) line += "  ";
-      line += c == 0 ? row[c] + pad : pad + row[c];  // names left, numbers right
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  };
-  append_row(headers);
-  size_t total_width = 2 * (kCols - 1);
-  for (size_t w : width) total_width += w;
-  out += std::string(total_width, '-') + "\n";
-  for (const auto& row : cells) append_row(row);
-  out += std::string(total_width, '-') + "\n";
+  std::string out = detail::format_text_table(headers, cells);
   out += "Self time total: " + format_us(table.sum_self_ns) + " us over " + std::to_string(table.zones) + " zones";
   if (table.unmatched_zone_ends) out += "; " + std::to_string(table.unmatched_zone_ends) + " zone ends without a begin skipped";
   if (table.unterminated_zones) out += "; " + std::to_string(table.unterminated_zones) + " unterminated zones";
