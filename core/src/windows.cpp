@@ -268,11 +268,15 @@ uint64_t request_window(uint64_t steps, uint64_t duration_ns) noexcept {
   windows::close_trigger_window();
   if (steps == 0 && duration_ns == 0) duration_ns = 10'000'000'000ull;
   const uint64_t id = windows::new_id();
-  // Hold first: from a base level of Off this resumes recording, so the
-  // marks below are recorded.
-  level::hold(level::kHoldTrigger, true);
+  // While recording is on, the marks go first, so that no event recorded at
+  // the detailed level can carry a time before its window's begin mark. From
+  // a base level of Off the hold must come first: it resumes recording, and
+  // marks recorded before it would be dropped.
+  const bool recording = is_recording();
+  if (!recording) level::hold(level::kHoldTrigger, true);
   mark(kMarkTrigger, id);
   mark(kMarkWindowBegin, id);
+  if (recording) level::hold(level::kHoldTrigger, true);
   windows::g_trig_deadline.store(duration_ns ? windows::now_ns() + duration_ns : 0, std::memory_order_relaxed);
   // The step in progress, then `steps` whole ones: the window closes at the
   // (steps + 1)-th step() from now.
