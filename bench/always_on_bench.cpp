@@ -11,6 +11,11 @@
 //                        path is the not-recording one)
 //   BM_DemoRequest/on:1  set_mode(AlwaysOn) into the rolling-file sink (zstd
 //                        3) in a temporary directory
+//   BM_DemoRequestCoarse the same request with its three per-layer zones
+//                        written RINGPROF_ZONE_DETAIL: 11 events and 4 gaps
+//                        between blocks of work at the always-on level
+//                        instead of 17 events and 6 gaps (see
+//                        clock_cost_bench.cpp for why gaps are what cost)
 // Both run inside one recording session, the drainer running throughout as
 // in production.
 // Times are the benchmark thread's CPU time; the drainer's and the sink's CPU
@@ -52,12 +57,22 @@ void compute(int size) {
   }
 }
 
+// The same, with the per-layer zones kept for detailed windows.
+void compute_coarse(int size) {
+  RINGPROF_ZONE("compute");
+  for (int layer = 0; layer < 3; ++layer) {
+    RINGPROF_ZONE_DETAIL("layer");
+    g_sink += spin(4000 + size * 20);
+  }
+}
+
 void serialize(int size) {
   RINGPROF_ZONE("serialize");
   g_sink += spin(1500);
   RINGPROF_COUNTER("bytes_out", size * 64);
 }
 
+template <bool kCoarse>
 void request(uint64_t id) {
   ringprof::step();
   const int size = static_cast<int>(id * 13 % 50);
@@ -65,7 +80,11 @@ void request(uint64_t id) {
   ringprof::flow_end(id);
   RINGPROF_ZONE_DETAIL("request_detail");
   parse(size);
-  compute(size);
+  if constexpr (kCoarse) {
+    compute_coarse(size);
+  } else {
+    compute(size);
+  }
   serialize(size);
 }
 
@@ -96,6 +115,7 @@ struct Session {
   std::string dir;
 };
 
+template <bool kCoarse>
 void BM_DemoRequest(benchmark::State& state) {
   static Session session;
   const bool on = state.range(0) != 0;
@@ -103,7 +123,7 @@ void BM_DemoRequest(benchmark::State& state) {
   const uint64_t process_before = cpu_ns(RUSAGE_SELF), thread_before = cpu_ns(RUSAGE_THREAD);
   const ringprof::RecorderStats before = ringprof::recorder_stats();
   uint64_t id = 0;
-  for (auto _ : state) request(++id);
+  for (auto _ : state) request<kCoarse>(++id);
   // Everything else the process spent meanwhile: the drainer and the sink.
   const uint64_t background = (cpu_ns(RUSAGE_SELF) - process_before) - (cpu_ns(RUSAGE_THREAD) - thread_before);
   state.counters["drainer_ns_per_request"] =
@@ -112,11 +132,14 @@ void BM_DemoRequest(benchmark::State& state) {
   state.counters["dropped"] =
       static_cast<double>(after.dropped_ring + after.dropped_io - before.dropped_ring - before.dropped_io);
 }
-BENCHMARK(BM_DemoRequest)->ArgName("on")->Arg(0)->Arg(1);
+BENCHMARK(BM_DemoRequest<false>)->Name("BM_DemoRequest")->ArgName("on")->Arg(0)->Arg(1);
+BENCHMARK(BM_DemoRequest<true>)->Name("BM_DemoRequestCoarse")->ArgName("on")->Arg(0)->Arg(1);
 
 const bool registered = [] {
   ringprof::bench::register_ratio({"demo request: always_on / off (CPU of the app thread)", "BM_DemoRequest/on:1",
                                    "BM_DemoRequest/on:0", 1.01});
+  ringprof::bench::register_ratio({"demo request, per-layer zones detailed-only: always_on / off",
+                                   "BM_DemoRequestCoarse/on:1", "BM_DemoRequestCoarse/on:0", 1.01});
   return true;
 }();
 
