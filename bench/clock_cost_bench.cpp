@@ -14,9 +14,9 @@
 //   BM_WorkBlocks/event_x3      three instants back to back
 //
 // Out-of-order execution normally starts the next block's chain while the
-// previous block's chain is still finishing. A clock read that waits for the
-// earlier instructions (as RDTSC does on the CPUs measured here, where it
-// costs what an LFENCE costs) ends that overlap once per gap between blocks,
+// previous block's chain is still finishing. A clock read that behaves like a
+// fence (RDTSC on the CPUs measured here costs what an LFENCE costs) ends
+// that overlap once per gap between blocks,
 // however many events are recorded in the gap. The ratios printed at the end
 // show it: rdtsc ≈ lfence, and three events cost little more than one. So an
 // instrumented program pays per *gap* between blocks of work, not per event;
