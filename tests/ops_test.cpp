@@ -3,6 +3,9 @@
 // marks delimit them, what subscribers and callbacks see.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -290,6 +293,61 @@ TEST(DutyCycle, ReopensWhenThePeriodHasPassed) {
   const StepView v = view_steps(*sink);
   EXPECT_GE(v.windows.size(), 2u);
   for (const auto& [id, steps] : v.windows) EXPECT_EQ(steps.size(), 2u) << "window " << id;
+}
+
+// A window's opening mark comes before anything recorded at the detailed
+// level: another thread that sees the raised level records after the mark
+// (the marks go first, then the level). Checked for the schedule (with a
+// warmup) and the duty cycle with a second thread recording detail zones
+// without pause. The race this guards against is timing-dependent; the check
+// itself never fails wrongly: the first detail zone cannot predate the first
+// opening mark.
+void check_detail_zones_follow_opening_marks(const Config& config) {
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(config, sink));
+  std::atomic<bool> done{false};
+  std::thread busy([&] {
+    while (!done.load(std::memory_order_relaxed)) {
+      RINGPROF_ZONE_DETAIL("busy_detail");
+    }
+  });
+  for (uint64_t i = 0; i < 40; ++i) {
+    step(i);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  done = true;
+  busy.join();
+  stop();
+  std::lock_guard<std::mutex> lock(sink->mutex_);
+  uint64_t first_open = UINT64_MAX, first_detail = UINT64_MAX;
+  size_t details = 0;
+  for (const auto& c : sink->events) {
+    const Event& e = c.event;
+    if (e.kind == EventKind::Mark) {
+      const std::string name = sink->location_name(e.loc);
+      if (name == kMarkWindowBegin || name == kMarkWindowWarmup) first_open = std::min(first_open, e.ts);
+    } else if (e.kind == EventKind::ZoneBegin && sink->location_name(e.loc) == "busy_detail") {
+      first_detail = std::min(first_detail, e.ts);
+      ++details;
+    }
+  }
+  ASSERT_NE(first_open, UINT64_MAX) << "a window opened";
+  ASSERT_GT(details, 0u) << "the busy thread recorded inside the windows";
+  EXPECT_GE(first_detail, first_open) << "a detail zone predates the first window's opening mark";
+}
+
+TEST(WindowOrder, ScheduleMarksPrecedeDetailedEventsOfOtherThreads) {
+  Config c = quiet_config();
+  c.ops.schedule = Schedule{0, 3, 2, 3, 0};  // skip 0, wait 3, warmup 2, active 3, forever
+  check_detail_zones_follow_opening_marks(c);
+  set_schedule(Schedule{});
+}
+
+TEST(WindowOrder, DutyCycleMarksPrecedeDetailedEventsOfOtherThreads) {
+  Config c = quiet_config();
+  c.ops.duty_cycle = DutyCycle{3, 2'000'000ull};  // 3 steps every 2 ms
+  check_detail_zones_follow_opening_marks(c);
+  set_duty_cycle(DutyCycle{});
 }
 
 TEST(TimePoint, DurationsWallClockAndToday) {

@@ -39,6 +39,20 @@ uint64_t now_ns() noexcept {
 constinit std::atomic<uint64_t> g_next_id{1};
 uint64_t new_id() noexcept { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
 
+// Raises the detailed level for a window and records the window's opening
+// marks, in the order that keeps every detailed event after them: while
+// recording is on, the marks first, then the level (a thread that sees the
+// raised level can only record after the marks' timestamps). From a base
+// level of Off the hold must come first: it is what resumes recording, and
+// marks recorded before it would be dropped.
+template <class Marks>
+void open_window(level::Hold h, Marks&& marks) noexcept {
+  const bool recording = is_recording();
+  if (!recording) level::hold(h, true);
+  marks();
+  if (recording) level::hold(h, true);
+}
+
 // Anything step-driven configured: the one load step() pays otherwise.
 constinit std::atomic<bool> g_step_driven{false};
 
@@ -110,18 +124,19 @@ void schedule_step() noexcept {
   if (a == ScheduleAction::Warmup && p != ScheduleAction::Warmup) {
     const uint64_t id = new_id();
     g_sched_window.store(id, std::memory_order_release);
-    level::hold(level::kHoldSchedule, true);
-    mark(kMarkWindowWarmup, id);
+    open_window(level::kHoldSchedule, [id] { mark(kMarkWindowWarmup, id); });
   }
   if (recording && p != ScheduleAction::Record) {
     uint64_t id = g_sched_window.load(std::memory_order_acquire);
     if (p != ScheduleAction::Warmup || id == 0) {
       id = new_id();
       g_sched_window.store(id, std::memory_order_release);
-      level::hold(level::kHoldSchedule, true);
+      g_sched_recording.store(true, std::memory_order_release);
+      open_window(level::kHoldSchedule, [id] { mark(kMarkWindowBegin, id); });
+    } else {  // after its warmup the window is at the detailed level already
+      g_sched_recording.store(true, std::memory_order_release);
+      mark(kMarkWindowBegin, id);
     }
-    g_sched_recording.store(true, std::memory_order_release);
-    mark(kMarkWindowBegin, id);
   }
   if (a == ScheduleAction::None && p != ScheduleAction::None) {
     close_schedule_window();
@@ -150,9 +165,10 @@ void duty_step() noexcept {
     return;  // another stepping thread opened it
   const uint64_t id = new_id();
   g_duty_left.store(steps, std::memory_order_relaxed);
-  level::hold(level::kHoldDuty, true);
+  // The hold is up before the window is visible, so a concurrent step that
+  // closes it always finds the hold to release.
+  open_window(level::kHoldDuty, [id] { mark(kMarkWindowBegin, id); });
   g_duty_window.store(id, std::memory_order_release);
-  mark(kMarkWindowBegin, id);
 }
 
 void close_trigger_window() noexcept {
@@ -268,15 +284,10 @@ uint64_t request_window(uint64_t steps, uint64_t duration_ns) noexcept {
   windows::close_trigger_window();
   if (steps == 0 && duration_ns == 0) duration_ns = 10'000'000'000ull;
   const uint64_t id = windows::new_id();
-  // While recording is on, the marks go first, so that no event recorded at
-  // the detailed level can carry a time before its window's begin mark. From
-  // a base level of Off the hold must come first: it resumes recording, and
-  // marks recorded before it would be dropped.
-  const bool recording = is_recording();
-  if (!recording) level::hold(level::kHoldTrigger, true);
-  mark(kMarkTrigger, id);
-  mark(kMarkWindowBegin, id);
-  if (recording) level::hold(level::kHoldTrigger, true);
+  windows::open_window(level::kHoldTrigger, [id] {
+    mark(kMarkTrigger, id);
+    mark(kMarkWindowBegin, id);
+  });
   windows::g_trig_deadline.store(duration_ns ? windows::now_ns() + duration_ns : 0, std::memory_order_relaxed);
   // The step in progress, then `steps` whole ones: the window closes at the
   // (steps + 1)-th step() from now.
