@@ -344,11 +344,12 @@ TEST(Fork, OffChildStaysOff) {
 TEST(Fork, RecordChildWritesItsOwnFiles) {
 #ifdef RINGPROF_SANITIZED_RUNTIME
   // The child starts a drainer thread and a sampler from the fork handler of
-  // a multi-threaded parent. TSan's runtime kills such a child, and under
-  // ASan the child died of SIGBUS in about one run in four with the
-  // perf_event sampler (not with the timer fallback, not in release builds;
-  // cause not found yet). Like the recorder's and the sampler's fork-child
-  // tests, this runs in the release build.
+  // a multi-threaded parent. TSan's runtime kills such a child, and clang
+  // 14's ASan allocator can deadlock in it (see recorder_test). Like the
+  // recorder's and the sampler's fork-child tests, this runs in the release
+  // build. (The SIGBUS/SIGSEGV this child once died of under ASan was the
+  // parent's level subscribers being called in the child; that is fixed and
+  // Levels.AForkedChildForgetsTheParentsSubscribers checks it everywhere.)
   GTEST_SKIP() << "starting threads in a forked child is not reliable under sanitizer runtimes";
 #endif
   const ForkOutcome o = run_fork("record");

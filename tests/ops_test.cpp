@@ -2,6 +2,8 @@
 // (a capturing sink, no files): which steps are recorded in detail, which
 // marks delimit them, what subscribers and callbacks see.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -262,6 +264,26 @@ TEST(Levels, SubscribersHearEveryChangeOnTheDrainerThread) {
   EXPECT_EQ(heard[2], Mode::AlwaysOn);
   EXPECT_EQ(threads.size(), 1u);
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "never on the thread that changed the level";
+}
+
+// The parent's subscribers are its drainer's event sources; in a forked
+// child they would read perf rings that fork did not copy. The child's
+// subscriber list starts empty, so nothing of the parent's is ever called.
+TEST(Levels, AForkedChildForgetsTheParentsSubscribers) {
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(quiet_config(), sink));  // the drainer subscribes; the fork handler is installed
+  flush();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    uint64_t seen = 0;  // "never looked": any subscriber would be called now
+    _exit(level::notify_if_changed(&seen) ? 1 : 0);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  stop();
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a subscriber of the parent's was called in the child";
 }
 
 TEST(DutyCycle, OneWindowOfNStepsPerPeriod) {

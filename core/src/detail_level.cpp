@@ -3,6 +3,7 @@
 #include "detail_level.h"
 
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "ringprof/ringprof.h"
@@ -103,6 +104,13 @@ void reset_after_fork() noexcept {
   g_session_id.store(0, std::memory_order_relaxed);
   g_holds = 0;
   detail::g_effective_mode.store(static_cast<uint8_t>(Mode::Off), std::memory_order_relaxed);
+  // The subscribers are the parent's event sources (its drainer's sampler
+  // and GPU source, whose perf rings are not even mapped here): a drainer
+  // the child starts must never call them. The list is abandoned, not freed
+  // (no allocator calls in a fork handler), and its mutex, which a parent
+  // thread may have held at the fork, is made anew.
+  g_subscribers = nullptr;
+  new (&g_subscribers_mutex) std::mutex();
 }
 
 bool session_running() noexcept { return g_session_id.load(std::memory_order_relaxed) != 0; }
