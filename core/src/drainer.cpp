@@ -135,6 +135,7 @@ SessionInfo Drainer::session_info() const {
 
 void Drainer::run() {
   prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
+  detail::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   guarded([&] { sink_->begin_session(session_info()); });
   guarded([&] { start_sampler(); });
   // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).

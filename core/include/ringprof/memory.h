@@ -33,6 +33,11 @@ inline constexpr uint16_t kMaxMemoryPools = 256;
 uint16_t memory_pool(const char* static_name) noexcept;
 
 namespace detail {
+// True on ringprof's own threads (the drainer), and on any thread while it
+// creates its ring: what is allocated then is the profiler's, not the
+// program's, and is never recorded.
+extern thread_local constinit bool t_ringprof_thread __attribute__((tls_model("initial-exec")));
+
 // One Alloc/Free slot: p0 = address, p1 = size, extra = pool (event.h).
 RINGPROF_HOT void emit_memory(EventKind kind, const void* p, std::size_t size, uint16_t pool) noexcept {
   const uint32_t session = g_session.load(std::memory_order_relaxed);
@@ -55,12 +60,14 @@ RINGPROF_HOT void emit_memory(EventKind kind, const void* p, std::size_t size, u
 // `size` bytes at `p` were allocated from `pool`.
 RINGPROF_HOT void memory_alloc(const void* p, std::size_t size, uint16_t pool = 0) noexcept {
   if (!detailed()) [[likely]] return;
+  if (detail::t_ringprof_thread) return;
   detail::emit_memory(EventKind::Alloc, p, size, pool);
 }
 
 // The block at `p` was returned to `pool`; `size` 0 when not known.
 RINGPROF_HOT void memory_free(const void* p, std::size_t size = 0, uint16_t pool = 0) noexcept {
   if (!detailed()) [[likely]] return;
+  if (detail::t_ringprof_thread) return;
   detail::emit_memory(EventKind::Free, p, size, pool);
 }
 
