@@ -28,6 +28,9 @@ void ringprof_counter_name(const char* name, size_t len, double value) {
 }
 void ringprof_flow_begin(uint64_t id, const char* static_name) { ringprof::flow_begin(id, static_name); }
 void ringprof_flow_step(uint64_t id) { ringprof::flow_step(id); }
+uint16_t ringprof_memory_pool(const char* static_name) { return ringprof::memory_pool(static_name); }
+void ringprof_memory_alloc(const void* p, size_t size, uint16_t pool) { ringprof::memory_alloc(p, size, pool); }
+void ringprof_memory_free(const void* p, size_t size, uint16_t pool) { ringprof::memory_free(p, size, pool); }
 void ringprof_flow_end(uint64_t id) { ringprof::flow_end(id); }
 void ringprof_set_thread_name(const char* name) { ringprof::set_thread_name(name ? name : ""); }
 uint64_t ringprof_step(void) { return ringprof::step(); }

@@ -15,6 +15,8 @@ namespace {
 LiveCrashSource g_source;
 char g_inline_name[kMaxInlineName];  // one run-time name at a time (only the crash flusher runs here)
 
+// Memory events (Alloc/Free) are left out of a crash flush: their pool names
+// would need the pool table, and the crash segment format has no address field.
 bool file_kind(EventKind k) noexcept {
   const auto v = static_cast<uint8_t>(k);
   return (v >= static_cast<uint8_t>(EventKind::ZoneBegin) && v <= static_cast<uint8_t>(EventKind::Step)) ||

@@ -13,6 +13,7 @@
 
 #include "crash_state.h"
 #include "detail_level.h"
+#include "memory_pools.h"
 #include "process_info.h"
 #include "sampler/sampler.h"
 
@@ -134,6 +135,7 @@ SessionInfo Drainer::session_info() const {
 
 void Drainer::run() {
   prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
+  detail::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   guarded([&] { sink_->begin_session(session_info()); });
   guarded([&] { start_sampler(); });
   // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
@@ -330,7 +332,9 @@ void Drainer::drain_ring(ThreadState& t) {
           break;
         }
         default:
-          out.loc = 0;
+          // Memory events name their pool by index; its name is interned like
+          // any static string (the pool table keeps the caller's pointer).
+          out.loc = kind_is_memory(e.kind) ? locations_.for_static_string(memory_pools::name(e.extra)) : 0;
           break;
       }
       // A name stays reachable through p0 (SourceLocation or string pointer)
@@ -338,13 +342,14 @@ void Drainer::drain_ring(ThreadState& t) {
       // registry. Sinks read loc, never p0.
       if (out.ref == NameRef::Inline || out.ref == NameRef::None) {
         out.ref = NameRef::None;
-        out.p0 = 0;
+        if (!kind_is_memory(e.kind)) out.p0 = 0;  // memory events keep their address there
       }
       out.extra = 0;
       if (!kind_has_value(e.kind)) out.p1 = 0;  // producers leave it stale
       i += 1 + extra;
       const auto k = static_cast<uint8_t>(e.kind);
-      if (k == 0 || (k > static_cast<uint8_t>(EventKind::Step) && e.kind != EventKind::Mark))
+      if (k == 0 || (k > static_cast<uint8_t>(EventKind::Step) && e.kind != EventKind::Mark &&
+                     !kind_is_memory(e.kind)))
         continue;  // not an event for the file
       events_.push_back(out);
       ++run.count;

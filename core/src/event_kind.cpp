@@ -17,6 +17,8 @@ const char* event_kind_name(EventKind k) noexcept {
     case EventKind::Continuation: return "continuation";
     case EventKind::Sample: return "sample";
     case EventKind::Mark: return "mark";
+    case EventKind::Alloc: return "alloc";
+    case EventKind::Free: return "free";
   }
   return "unknown";
 }

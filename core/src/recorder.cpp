@@ -25,6 +25,7 @@ namespace ringprof {
 namespace detail {
 
 thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {nullptr, kNoSession};
+thread_local constinit bool t_ringprof_thread __attribute__((tls_model("initial-exec"))) = false;
 constinit std::atomic<uint32_t> g_session{0};
 
 }  // namespace detail
@@ -127,6 +128,13 @@ namespace detail {
 
 Ring* attach_thread(uint32_t session) noexcept {
   if (t_exiting) return Ring::refusing();
+  // Creating and registering the ring allocates: ringprof's memory, not the
+  // program's, so no memory event may come of it (ringprof/memory.h).
+  struct InternalScope {
+    bool was = t_ringprof_thread;
+    InternalScope() { t_ringprof_thread = true; }
+    ~InternalScope() { t_ringprof_thread = was; }
+  } internal;
   // Pairs with the release store of g_session in start(): the clock choice
   // and ring size of this session are visible before the ring is made.
   std::atomic_thread_fence(std::memory_order_acquire);

@@ -231,6 +231,7 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
   const auto ts = column(seg->ts());
   const auto locs = column(seg->locs());
   const auto values = column(seg->values());
+  const auto addresses = column(seg->addresses());
   if (run_thread.size() != run_count.size()) return fail(error, "run columns differ in length");
   uint64_t total = 0;
   for (uint32_t c : run_count) total += c;  // at most 2^32 runs * 2^32: no overflow
@@ -246,9 +247,12 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
   const uint8_t* const lend = lp + locs.size();
   const uint8_t* vp = values.data();
   const uint8_t* const vend = vp + values.size();
+  const uint8_t* ap = addresses.data();
+  const uint8_t* const aend = ap + addresses.size();
   size_t i = 0;
   for (size_t r = 0; r < run_count.size(); ++r) {
     uint64_t prev = seg->base_ns();
+    uint64_t prev_address = 0;
     for (uint32_t k = 0; k < run_count[r]; ++k, ++i) {
       DecodedEvent e;
       const uint8_t kind = kinds[i];
@@ -277,12 +281,18 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
       } else if (kind_has_value(e.kind)) {
         if (!varint::get(vp, vend, &e.value)) return fail(error, "bad varint in values column");
       }
+      if (kind_is_memory(e.kind)) {
+        if (!varint::get(ap, aend, &v)) return fail(error, "bad varint in addresses column");
+        prev_address += static_cast<uint64_t>(varint::unzigzag(v));
+        e.address = prev_address;
+      }
       out.events.push_back(e);
     }
   }
   if (tp != tend) return fail(error, "trailing bytes in ts column");
   if (lp != lend) return fail(error, "trailing bytes in locs column");
   if (vp != vend) return fail(error, "trailing bytes in values column");
+  if (ap != aend) return fail(error, "trailing bytes in addresses column");
 
   // ---- commit the string table only now that everything checked out ----
   if (fresh) strings_so_far.assign(1, std::string());

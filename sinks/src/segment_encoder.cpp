@@ -3,7 +3,8 @@
 // A segment stores events column by column (schemas/segment.fbs): kinds as
 // bytes, timestamps as zigzag varint deltas within each thread's run, location
 // ids and values as varints (a counter's double as 8 raw bytes, since its bits
-// look random to a varint). Columns of similar small numbers compress far
+// look random to a varint), memory addresses as zigzag varint deltas within
+// each run, like the timestamps. Columns of similar small numbers compress far
 // better under zstd than 32-byte rows would.
 //
 // Strings, locations and thread names are written once per *file*: the
@@ -84,7 +85,7 @@ struct SegmentEncoder::State {
   // Scratch reused across segments so steady-state encoding does not allocate.
   flatbuffers::FlatBufferBuilder fbb{64 * 1024};
   std::vector<uint32_t> run_thread, run_count;
-  std::vector<uint8_t> kinds, ts, locs, values;
+  std::vector<uint8_t> kinds, ts, locs, values, addresses;
   std::vector<uint32_t> new_locations;
   std::vector<uint32_t> new_stacks;
   std::vector<uint8_t> frame_bytes;
@@ -126,6 +127,7 @@ struct SegmentEncoder::State {
       const size_t end = std::min<size_t>(batch.events.size(), size_t{run.begin} + run.count);
       uint32_t written = 0;
       uint64_t prev = base_ns;
+      uint64_t prev_address = 0;
       for (size_t i = run.begin; i < end; ++i) {
         const Event& e = batch.events[i];
         // The drainer consumes these before a batch is formed; a file must
@@ -147,6 +149,11 @@ struct SegmentEncoder::State {
           for (int b = 0; b < 8; ++b) values.push_back(static_cast<uint8_t>(e.p1 >> (8 * b)));
         } else if (kind_has_value(e.kind)) {
           varint::put(values, e.p1);
+        }
+        if (kind_is_memory(e.kind)) {
+          // An allocator hands out neighbouring blocks: deltas stay short.
+          varint::put(addresses, varint::zigzag(static_cast<int64_t>(e.p0 - prev_address)));
+          prev_address = e.p0;
         }
         ++written;
       }
@@ -222,6 +229,7 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   s.ts.clear();
   s.locs.clear();
   s.values.clear();
+  s.addresses.clear();
   s.new_locations.clear();
   s.new_stacks.clear();
 
@@ -347,6 +355,7 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   auto ts = bytes(s.ts);
   auto locs = bytes(s.locs);
   auto values = bytes(s.values);
+  auto addresses = bytes(s.addresses);
 
   fb::SegmentBuilder sb(fbb);
   sb.add_base_ns(base_ns);
@@ -368,6 +377,7 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   if (!gpu.activities.IsNull()) sb.add_gpu(gpu.activities);
   if (!gpu.devices.IsNull()) sb.add_gpu_devices(gpu.devices);
   if (!gpu.stats.IsNull()) sb.add_gpu_stats(gpu.stats);
+  if (!addresses.IsNull()) sb.add_addresses(addresses);
   fbb.Finish(sb.Finish());
 
   const uint8_t* raw = fbb.GetBufferPointer();

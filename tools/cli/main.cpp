@@ -13,6 +13,7 @@
 #include "ringprof/chrome_trace.h"
 #include "ringprof/flame_graph.h"
 #include "ringprof/gpu_summary.h"
+#include "ringprof/memory_summary.h"
 #include "ringprof/op_table.h"
 #include "ringprof/output_file.h"
 #include "ringprof/pprof_export.h"
@@ -45,6 +46,9 @@ const char* const kUsage =
     "  pprof PATH... -o OUT.pb.gz        CPU samples as a pprof profile (go tool pprof, Pyroscope, Parca)\n"
     "  gpu PATH...                       per device GPU utilization, SM efficiency and occupancy (estimated),\n"
     "                                    kernels, copy bandwidth, what CUPTI lost\n"
+    "  memory PATH...                    memory events (detailed level) per pool: allocations, frees, bytes,\n"
+    "                                    peak live bytes, unmatched frees; the zones allocating most; what is\n"
+    "                                    still allocated at the end of the window, by zone\n"
     "  extract PATH... WINDOW -o DIR     the window's events into files that decode alone (works on a live directory)\n"
     "  trigger PID [--steps N | --seconds S] [--mode detailed] [--dir DIR] [--timeout S]\n"
     "                                    ask a running process for a detailed window now\n"
@@ -53,13 +57,14 @@ const char* const kUsage =
     "  --around T --window D, --window-id N (between the window's marks)\n"
     "  D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
     "  T: a duration from the trace start, or a wall-clock time: 2024-05-01T12:00:00Z, 12:00:00 (today, local)\n"
-    "threads (convert, table, flame, pprof): --thread NAME_OR_TID\n"
+    "threads (convert, table, memory, flame, pprof): --thread NAME_OR_TID\n"
     "symbols (convert, table --samples, flame, pprof): --symbol-path DIR (repeatable) for separate\n"
     "  debug files, looked up by build ID (DIR/.build-id/xx/rest.debug) before the recorded path\n"
-    "table options: --sort name|calls|total|self|avg|min|max|self_gpu|gpu (default total; with\n"
+    "table options: --sort name|calls|total|self|avg|min|max|self_gpu|gpu|self_mem|mem (default total; with\n"
     "  --samples: name|self|total, default self), --top N, --format text|csv\n"
     "flame options: --per-thread (each thread its own tower, under process;thread roots)\n"
-    "gpu options: --top N (kernel rows)\n";
+    "gpu options: --top N (kernel rows)\n"
+    "memory options: --top N (zone rows), --format text|csv\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "ringprof: %s\n%s", message.c_str(), kUsage);
@@ -84,8 +89,10 @@ struct Args {
 std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
   a.command = argv[1];
   const bool is_table = a.command == "table";
+  const bool is_memory = a.command == "memory";
   const bool sampled = a.command == "flame" || a.command == "pprof";
-  const bool windowed = a.command == "convert" || is_table || sampled || a.command == "gpu" || a.command == "extract";
+  const bool windowed = a.command == "convert" || is_table || sampled || a.command == "gpu" || a.command == "extract" ||
+                        is_memory;
   const bool has_output = a.command == "convert" || sampled || a.command == "extract";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -129,7 +136,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
       std::string text;
       err = value(&text);
       a.sort = text;
-    } else if (arg == "--top" && (is_table || a.command == "gpu")) {
+    } else if (arg == "--top" && (is_table || is_memory || a.command == "gpu")) {
       std::string text;
       err = value(&text);
       if (!err) {
@@ -139,7 +146,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
       }
     } else if (arg == "--thread" && windowed && a.command != "gpu") {
       err = value(&a.thread);
-    } else if (arg == "--symbol-path" && windowed && a.command != "gpu") {
+    } else if (arg == "--symbol-path" && windowed && a.command != "gpu" && !is_memory) {
       std::string dir;
       err = value(&dir);
       a.symbol_paths.push_back(dir);
@@ -147,7 +154,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
       a.samples = true;
     } else if (arg == "--per-thread" && a.command == "flame") {
       a.per_thread = true;
-    } else if (arg == "--format" && is_table) {
+    } else if (arg == "--format" && (is_table || is_memory)) {
       err = value(&a.format);
     } else if (arg.size() > 1 && arg[0] == '-') {
       return "unknown option for " + a.command + ": " + arg;
@@ -169,7 +176,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     const bool ok = a.samples ? parse_sample_column(*a.sort).has_value() : parse_table_column(*a.sort).has_value();
     if (!ok) return "bad --sort column: '" + *a.sort + "'";
   }
-  if (is_table && a.format != "text" && a.format != "csv") return "bad --format: '" + a.format + "'";
+  if ((is_table || is_memory) && a.format != "text" && a.format != "csv") return "bad --format: '" + a.format + "'";
   return std::nullopt;
 }
 
@@ -305,6 +312,18 @@ int run_gpu(const Args& a) {
   return report_problems(reader);
 }
 
+int run_memory(const Args& a) {
+  TraceReader reader(a.paths);
+  MemoryOptions options;
+  options.window = a.window;
+  options.thread = a.thread;
+  options.top = a.top.value_or(0);
+  const MemorySummary summary = compute_memory_summary(reader, options);
+  std::fputs(format_memory_summary(summary, a.format == "csv" ? TableFormat::Csv : TableFormat::Text).c_str(), stdout);
+  std::fflush(stdout);
+  return report_problems(reader);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -322,7 +341,7 @@ int main(int argc, char** argv) {
   }
   if (command == "trigger") return run_trigger(argc, argv);  // its own options (ops_commands.cpp)
   if (command != "info" && command != "convert" && command != "table" && command != "flame" && command != "pprof" &&
-      command != "gpu" && command != "extract")
+      command != "gpu" && command != "memory" && command != "extract")
     return usage_error("unknown command '" + command + "'");
   Args args;
   if (auto err = parse_args(argc, argv, args)) return usage_error(*err);
@@ -342,6 +361,7 @@ int main(int argc, char** argv) {
     if (command == "flame") return run_flame(args);
     if (command == "pprof") return run_pprof(args);
     if (command == "gpu") return run_gpu(args);
+    if (command == "memory") return run_memory(args);
     if (command == "extract") return run_extract(args.paths, args.window, args.output);
     return run_table(args);
   } catch (const std::exception& e) {

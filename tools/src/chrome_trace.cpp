@@ -5,6 +5,7 @@
 
 #include "chrome_trace_gpu.h"
 #include "json_text.h"
+#include "memory_pairing.h"
 #include "ringprof/mark_text.h"
 #include "ringprof/ops.h"
 #include "ringprof/output_file.h"
@@ -63,6 +64,8 @@ class ChromeTraceWriter final : public SegmentVisitor {
     zones_.clear();
     flow_names_.clear();
     thread_names_.clear();
+    memory_.clear();
+    live_bytes_.clear();
     gpu_.begin_process(p);
     begin_event("process_name", "M");
     append_pid_tid(p.pid);
@@ -91,10 +94,30 @@ class ChromeTraceWriter final : public SegmentVisitor {
       emit();
     }
     for (const DecodedEvent& e : view.segment.events) on_event(e);
+    on_memory(view.segment);
     gpu_.segment(view);  // GPU tracks, API calls, NVTX ranges and launch flows
   }
 
  private:
+  // One counter track per memory pool ("memory: heap"): bytes live, counted
+  // from the window's start (blocks allocated before it are not known), one
+  // point per Alloc/Free in time order (memory_pairing.h).
+  void on_memory(const DecodedSegment& seg) {
+    memory_.resolve(seg, window_, {}, changes_);
+    for (const detail::MemoryChange& c : changes_) {
+      const DecodedEvent& e = seg.events[c.index];
+      if (!threads_.matches(*process_, e.thread_index)) continue;
+      int64_t& live = live_bytes_[e.loc];
+      live += c.bytes;
+      begin_event("memory: " + process_->location_name(e.loc), "C", e.ts_ns);
+      append_pid_tid(process_->pid);
+      line_ += ",\"args\":{\"bytes\":";
+      line_ += std::to_string(live);
+      line_ += "}}";
+      emit();
+    }
+  }
+
   void on_event(const DecodedEvent& e) {
     switch (e.kind) {
       case EventKind::ZoneBegin:
@@ -289,6 +312,9 @@ class ChromeTraceWriter final : public SegmentVisitor {
 
   std::ostream& out_;
   TimeWindow window_;
+  detail::MemoryPairing memory_;
+  std::vector<detail::MemoryChange> changes_;
+  std::unordered_map<uint32_t, int64_t> live_bytes_;  // by pool location id
   ZoneTracker zones_;
   ThreadFilter threads_;
   StackResolver resolver_;

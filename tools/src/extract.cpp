@@ -76,7 +76,7 @@ class Extractor final : public SegmentVisitor {
       }
       if (!z.entered) enter(z, e.thread_index);
       if (z.closed) continue;
-      add(e.thread_index, e.ts_ns, e.kind, e.loc, e.value);
+      add(e.thread_index, e.ts_ns, e.kind, e.loc, e.value, e.address);
       track(z, e);
     }
     // Drops reported by a segment that overlaps the window belong to it.
@@ -147,13 +147,14 @@ class Extractor final : public SegmentVisitor {
     return it->second;
   }
 
-  void add(uint32_t thread, uint64_t ts, EventKind kind, uint32_t loc, uint64_t value) {
+  void add(uint32_t thread, uint64_t ts, EventKind kind, uint32_t loc, uint64_t value, uint64_t address = 0) {
     Event out{};
     out.ts = ts;
     out.kind = kind;
     if (kind_has_location(kind)) out.loc = map_location(loc);
     else if (kind_has_stack(kind)) out.loc = map_stack(loc);
     out.p1 = value;
+    out.p0 = address;  // memory events' address (sinks read p0 of no other kind)
     if (runs_.empty() || runs_.back().thread_index != thread)
       runs_.push_back(EventRun{thread, static_cast<uint32_t>(events_.size()), 0});
     ++runs_.back().count;

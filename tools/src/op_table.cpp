@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "gpu_attribution.h"
+#include "memory_pairing.h"
 #include "ringprof/thread_filter.h"
 #include "ringprof/trace_window.h"
 #include "ringprof/zone_tracker.h"
@@ -17,7 +18,8 @@ std::optional<TableColumn> parse_table_column(const std::string& text) {
   static const std::pair<const char*, TableColumn> kNames[] = {
       {"name", TableColumn::Name}, {"calls", TableColumn::Calls}, {"total", TableColumn::Total},
       {"self", TableColumn::Self}, {"avg", TableColumn::Avg},     {"min", TableColumn::Min},
-      {"max", TableColumn::Max},   {"self_gpu", TableColumn::SelfGpu}, {"gpu", TableColumn::GpuTotal}};
+      {"max", TableColumn::Max},   {"self_gpu", TableColumn::SelfGpu}, {"gpu", TableColumn::GpuTotal},
+      {"self_mem", TableColumn::SelfMem}, {"mem", TableColumn::Mem}};
   for (const auto& [name, col] : kNames)
     if (text == name) return col;
   return std::nullopt;
@@ -40,11 +42,28 @@ class TableBuilder final : public SegmentVisitor {
     process_ = &p;
     zones_.clear();
     gpu_.begin_process(p);
+    memory_.clear();
   }
   void segment(const SegmentView& view) override {
-    for (const DecodedEvent& e : view.segment.events) {
+    const std::vector<DecodedEvent>& events = view.segment.events;
+    memory_.resolve(view.segment, window_, {}, changes_);
+    mem_bytes_.assign(changes_.empty() ? 0 : events.size(), 0);
+    for (const detail::MemoryChange& c : changes_) {
+      mem_bytes_[c.index] = c.bytes;
+      has_memory_ = true;
+      if (!threads_.matches(*process_, events[c.index].thread_index)) continue;
+      if (c.bytes > 0) mem_allocated_ += static_cast<uint64_t>(c.bytes);
+      else mem_freed_ += static_cast<uint64_t>(-c.bytes);
+      unmatched_frees_ += c.unmatched;
+    }
+    for (size_t i = 0; i < events.size(); ++i) {
+      const DecodedEvent& e = events[i];
       zones_.add(e);
       gpu_.event(e);
+      // Zones in segment (per-thread) order, sizes from the time-ordered pairing.
+      if (kind_is_memory(e.kind) && !mem_bytes_.empty() && mem_bytes_[i] != 0 &&
+          !zones_.add_memory(e.thread_index, mem_bytes_[i]) && threads_.matches(*process_, e.thread_index))
+        mem_outside_ += mem_bytes_[i];
     }
     if (!view.segment.gpu.empty()) gpu_.gpu_records(view.segment);
   }
@@ -66,6 +85,11 @@ class TableBuilder final : public SegmentVisitor {
     r.has_gpu = has_gpu_;
     r.sum_gpu_ns = sum_gpu_ns_;
     r.gpu_outside_zones_ns = gpu_outside_ns_;
+    r.has_memory = has_memory_;
+    r.mem_allocated = mem_allocated_;
+    r.mem_freed = mem_freed_;
+    r.mem_outside_zones = mem_outside_;
+    r.unmatched_frees = unmatched_frees_;
     sort_table_rows(r.rows, options_.sort);
     if (options_.top > 0 && r.rows.size() > options_.top) r.rows.resize(options_.top);
     return r;
@@ -85,6 +109,8 @@ class TableBuilder final : public SegmentVisitor {
     row.self_ns += z.self_ns();
     row.min_ns = std::min(row.min_ns, d);
     row.max_ns = std::max(row.max_ns, d);
+    row.self_mem += z.self_mem;
+    row.mem += z.mem;
   }
 
   // GPU work goes to its operators: Self GPU to the innermost, GPU total to
@@ -125,20 +151,31 @@ class TableBuilder final : public SegmentVisitor {
   bool has_gpu_ = false;
   uint64_t sum_gpu_ns_ = 0;
   uint64_t gpu_outside_ns_ = 0;
+  detail::MemoryPairing memory_;
+  std::vector<detail::MemoryChange> changes_;
+  std::vector<int64_t> mem_bytes_;  // by event index in the current segment
+  bool has_memory_ = false;
+  uint64_t mem_allocated_ = 0;
+  uint64_t mem_freed_ = 0;
+  int64_t mem_outside_ = 0;
+  uint64_t unmatched_frees_ = 0;
   const ProcessState* process_ = nullptr;
   std::unordered_map<std::string, TableRow> rows_;
 };
 
-uint64_t column_value(const TableRow& r, TableColumn c) {
+int64_t column_value(const TableRow& r, TableColumn c) {
   switch (c) {
-    case TableColumn::Calls: return r.calls;
-    case TableColumn::Total: return r.total_ns;
-    case TableColumn::Self: return r.self_ns;
-    case TableColumn::Avg: return r.avg_ns();
-    case TableColumn::Min: return r.min_ns;
-    case TableColumn::Max: return r.max_ns;
-    case TableColumn::SelfGpu: return r.gpu_self_ns;
-    case TableColumn::GpuTotal: return r.gpu_total_ns;
+    case TableColumn::SelfMem: return r.self_mem;
+    case TableColumn::Mem: return r.mem;
+    // Times fit in int64_t for 292 years.
+    case TableColumn::Calls: return static_cast<int64_t>(r.calls);
+    case TableColumn::Total: return static_cast<int64_t>(r.total_ns);
+    case TableColumn::Self: return static_cast<int64_t>(r.self_ns);
+    case TableColumn::Avg: return static_cast<int64_t>(r.avg_ns());
+    case TableColumn::Min: return static_cast<int64_t>(r.min_ns);
+    case TableColumn::Max: return static_cast<int64_t>(r.max_ns);
+    case TableColumn::SelfGpu: return static_cast<int64_t>(r.gpu_self_ns);
+    case TableColumn::GpuTotal: return static_cast<int64_t>(r.gpu_total_ns);
     case TableColumn::Name: break;
   }
   return 0;
@@ -149,7 +186,7 @@ uint64_t column_value(const TableRow& r, TableColumn c) {
 void sort_table_rows(std::vector<TableRow>& rows, TableColumn column) {
   std::sort(rows.begin(), rows.end(), [column](const TableRow& a, const TableRow& b) {
     if (column != TableColumn::Name) {
-      const uint64_t va = column_value(a, column), vb = column_value(b, column);
+      const int64_t va = column_value(a, column), vb = column_value(b, column);
       if (va != vb) return va > vb;
     }
     return a.name < b.name;
@@ -185,6 +222,10 @@ std::string format_table(const TableResult& table, TableFormat format) {
     headers.insert(headers.end(), {"Self GPU (us)", "GPU total (us)"});
     csv_headers.insert(csv_headers.end(), {"self_gpu_us", "gpu_total_us"});
   }
+  if (table.has_memory) {
+    headers.insert(headers.end(), {"Self Mem (B)", "Mem (B)"});
+    csv_headers.insert(csv_headers.end(), {"self_mem_bytes", "mem_bytes"});
+  }
   std::vector<detail::TextRow> cells;
   for (const TableRow& r : table.rows) {
     cells.push_back({r.name, std::to_string(r.calls), format_us(r.total_ns),
@@ -194,6 +235,10 @@ std::string format_table(const TableResult& table, TableFormat format) {
     if (table.has_gpu) {
       cells.back().push_back(format_us(r.gpu_self_ns));
       cells.back().push_back(format_us(r.gpu_total_ns));
+    }
+    if (table.has_memory) {
+      cells.back().push_back(std::to_string(r.self_mem));
+      cells.back().push_back(std::to_string(r.mem));
     }
   }
   if (format == TableFormat::Csv) return detail::format_csv_table(csv_headers, cells);
@@ -206,6 +251,12 @@ std::string format_table(const TableResult& table, TableFormat format) {
   if (table.has_gpu)
     out += "GPU time total: " + format_us(table.sum_gpu_ns) + " us; outside any zone: " +
            format_us(table.gpu_outside_zones_ns) + " us\n";
+  if (table.has_memory) {
+    out += "Memory: " + std::to_string(table.mem_allocated) + " B allocated, " + std::to_string(table.mem_freed) +
+           " B freed; outside any zone: " + std::to_string(table.mem_outside_zones) + " B";
+    if (table.unmatched_frees) out += "; " + std::to_string(table.unmatched_frees) + " frees without their allocation";
+    out += "\n";
+  }
   return out;
 }
 

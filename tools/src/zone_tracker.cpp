@@ -38,8 +38,25 @@ void ZoneTracker::close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, b
   z.children_ns = open.children_ns;
   z.depth = static_cast<uint32_t>(t.stack.size());
   z.unterminated = unterminated;
-  if (!t.stack.empty()) t.stack.back().children_ns += z.duration_ns();
+  z.self_mem = open.self_mem;
+  z.mem = open.self_mem + open.children_mem;
+  if (!t.stack.empty()) {
+    t.stack.back().children_ns += z.duration_ns();
+    t.stack.back().children_mem += z.mem;
+  }
   on_close_(z);
+}
+
+bool ZoneTracker::add_memory(uint32_t thread_index, int64_t bytes) {
+  auto it = threads_.find(thread_index);
+  if (it == threads_.end() || it->second.stack.empty()) return false;
+  it->second.stack.back().self_mem += bytes;
+  return true;
+}
+
+uint32_t ZoneTracker::innermost(uint32_t thread_index) const {
+  auto it = threads_.find(thread_index);
+  return it == threads_.end() || it->second.stack.empty() ? 0 : it->second.stack.back().loc;
 }
 
 void ZoneTracker::finish() {

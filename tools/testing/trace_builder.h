@@ -91,6 +91,13 @@ class TraceBuilder {
     sampler_ = SamplerState{mechanism, "", hz, sampler_ ? sampler_->version + 1 : 1};
   }
   void sample(uint32_t th, uint64_t ts, uint32_t stack_id) { add(th, ts, EventKind::Sample, stack_id, 0); }
+  // Memory events: `pool` is a location id (the pool's name), size 0 in a free = not known.
+  void alloc(uint32_t th, uint64_t ts, uint32_t pool, uint64_t address, uint64_t size) {
+    add(th, ts, EventKind::Alloc, pool, size, address);
+  }
+  void free(uint32_t th, uint64_t ts, uint32_t pool, uint64_t address, uint64_t size = 0) {
+    add(th, ts, EventKind::Free, pool, size, address);
+  }
   void samples_lost(uint32_t thread_index, uint64_t n) {
     threads_[thread_index - 1].samples_lost += n;
     with_drops_.push_back(thread_index);
@@ -163,11 +170,12 @@ class TraceBuilder {
   }
 
  private:
-  void add(uint32_t th, uint64_t ts, EventKind kind, uint32_t loc, uint64_t p1) {
+  void add(uint32_t th, uint64_t ts, EventKind kind, uint32_t loc, uint64_t p1, uint64_t p0 = 0) {
     Event e{};
     e.ts = ts;
     e.kind = kind;
     e.loc = loc;
+    e.p0 = p0;
     e.p1 = p1;
     if (runs_.empty() || runs_.back().thread_index != th)
       runs_.push_back(EventRun{th, static_cast<uint32_t>(events_.size()), 0});

@@ -9,13 +9,16 @@
 //   9      1    ref    how `p0` names the event (NameRef below).
 //   10     2    extra  for an inline name: its length in bytes; the name's bytes
 //                      follow in `continuation_slots(extra)` Continuation slots.
+//                      For Alloc/Free: the memory pool's index (ringprof/memory.h).
 //   12     4    loc    location id. Producers write 0; the drainer resolves the
-//                      name (pointer or inline bytes) into a process-wide id.
+//                      name (pointer or inline bytes) into a process-wide id,
+//                      and for Alloc/Free the pool index into its name's id.
 //   16     8    p0     name reference: a `ringprof_source_location*`, a
 //                      `const char*` with static storage; not written (stale)
-//                      when ref is None.
+//                      when ref is None. For Alloc/Free (ref None): the address.
 //   24     8    p1     kind payload: counter value (IEEE double bits), flow id,
-//                      step number; not written (stale) for kinds without one.
+//                      step number, Alloc/Free size in bytes; not written
+//                      (stale) for kinds without one.
 //
 // Ownership: a producer thread writes events only into its own ring; the drainer
 // reads them out, resolves names and rewrites `ts` and `loc` in its own copy. No
@@ -48,8 +51,14 @@ enum class EventKind : uint8_t {
                      // drainer: loc = interned stack id (StackTrace::id), frames gone.
   Mark = 12,         // an operational marker (window start/end, trigger, mode
                      // change, crash): loc = its name, p1 = its value (window id, …)
+  Alloc = 13,        // a block allocated (Detailed level only). In a ring: p0 =
+                     // address, p1 = size in bytes, extra = pool index. In the
+                     // file: loc = the pool's name (a location), value = size,
+                     // address in its own column.
+  Free = 14,         // a block freed: as Alloc; p1 = its size when the caller
+                     // knows it, else 0 (the tools take the size from the Alloc)
 };
-inline constexpr uint8_t kEventKindCount = 13;
+inline constexpr uint8_t kEventKindCount = 15;
 
 // How p0 of an event names it.
 enum class NameRef : uint8_t {
@@ -88,8 +97,11 @@ constexpr uint32_t sample_frame_slots(std::size_t frames) noexcept {
 // Kinds whose `loc` names the event in the file (a location id).
 constexpr bool kind_has_location(EventKind k) noexcept {
   return k == EventKind::ZoneBegin || k == EventKind::Instant || k == EventKind::Counter ||
-         k == EventKind::FlowBegin || k == EventKind::Mark;
+         k == EventKind::FlowBegin || k == EventKind::Mark || k == EventKind::Alloc || k == EventKind::Free;
 }
+
+// Memory events: they carry an address (p0 in a ring, its own column in the file).
+constexpr bool kind_is_memory(EventKind k) noexcept { return k == EventKind::Alloc || k == EventKind::Free; }
 
 // Kinds whose `loc` is a stack id (StackTrace::id) in the file.
 constexpr bool kind_has_stack(EventKind k) noexcept { return k == EventKind::Sample; }
@@ -97,7 +109,8 @@ constexpr bool kind_has_stack(EventKind k) noexcept { return k == EventKind::Sam
 // Kinds that carry p1 in the file.
 constexpr bool kind_has_value(EventKind k) noexcept {
   return k == EventKind::Counter || k == EventKind::FlowBegin || k == EventKind::FlowStep ||
-         k == EventKind::FlowEnd || k == EventKind::Step || k == EventKind::Mark;
+         k == EventKind::FlowEnd || k == EventKind::Step || k == EventKind::Mark || k == EventKind::Alloc ||
+         k == EventKind::Free;
 }
 
 inline uint64_t double_bits(double v) noexcept {

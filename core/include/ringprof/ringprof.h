@@ -225,3 +225,5 @@ void step(uint64_t number) noexcept;  // also drives schedules (ringprof/ops.h)
 
 // Detailed-only zones (RINGPROF_ZONE_DETAIL) and the level API.
 #include "ringprof/detail_zone.h"
+// Memory events: memory_pool(), memory_alloc(), memory_free().
+#include "ringprof/memory.h"

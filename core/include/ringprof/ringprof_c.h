@@ -57,6 +57,13 @@ int ringprof_mode(void);
 /* An on-demand detailed window (what `ringprof trigger` asks for); its id. */
 uint64_t ringprof_request_window(uint64_t steps, uint64_t duration_ns);
 
+/* Memory events (ringprof/memory.h), recorded at the detailed level only.
+ * A pool's name must have static storage; pool 0 is "heap". `size` 0 in a
+ * free: not known (the tools take it from the matching allocation). */
+uint16_t ringprof_memory_pool(const char* static_name);
+void ringprof_memory_alloc(const void* p, size_t size, uint16_t pool);
+void ringprof_memory_free(const void* p, size_t size, uint16_t pool);
+
 #define RINGPROF_C_LOCATION(var, literal_name) \
   static const ringprof_source_location var = {literal_name, __func__, __FILE__, __LINE__}
 

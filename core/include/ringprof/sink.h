@@ -105,7 +105,8 @@ struct EventRun {
 
 struct Batch {
   uint64_t sequence = 0;              // per process, from 0, one per batch
-  std::span<const Event> events;      // ts in monotonic ns, loc resolved, no Continuation/ThreadName
+  std::span<const Event> events;      // ts in monotonic ns, loc resolved, no Continuation/ThreadName;
+                                      // Alloc/Free keep their address in p0
   std::span<const EventRun> runs;     // cover `events` exactly
   std::span<const ThreadInfo> threads;  // every thread named by runs, and every thread with drops
   std::span<const Location> locations;  // every location known so far; locations[id - 1].id == id

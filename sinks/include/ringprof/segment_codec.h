@@ -68,7 +68,8 @@ struct DecodedEvent {
   EventKind kind = EventKind::None;
   uint32_t thread_index = 0;
   uint32_t loc = 0;         // location id (stack id for Sample); 0 when the kind has none
-  uint64_t value = 0;       // p1 (counter double bits, flow id, step number)
+  uint64_t value = 0;       // p1 (counter double bits, flow id, step number, Alloc/Free size)
+  uint64_t address = 0;     // Alloc/Free: the block's address (p0); 0 for other kinds
 };
 
 struct DecodedSegment {

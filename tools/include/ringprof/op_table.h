@@ -6,7 +6,16 @@
 // time, and two percentages over the sum of all self times (self % adds up to
 // 100; total % is the same denominator, as torch computes it). Zones still
 // open at the end count to their thread's last timestamp, as in convert.
-// Nothing but the open-zone stacks and one row per distinct name is kept.
+// Nothing but the open-zone stacks and one row per distinct name is kept
+// (and, when the files hold memory events, the blocks still live).
+//
+// Memory, as torch.profiler's "Self CPU Mem" / "CPU Mem": for files with
+// Alloc/Free events (the detailed level), bytes allocated minus bytes freed
+// on the zone's thread while it was open, by memory events inside the
+// window: self while it was the innermost zone, total including the zones
+// inside it. A free of unknown size takes the size of its allocation
+// (memory_pairing.h); one whose allocation is not in the window counts its
+// own size (0 when unknown) and is reported as unmatched.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +28,8 @@
 
 namespace ringprof {
 
-enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTotal };
-// "name", "calls", "total", "self", "avg", "min", "max", "self_gpu", "gpu".
+enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTotal, SelfMem, Mem };
+// "name", "calls", "total", "self", "avg", "min", "max", "self_gpu", "gpu", "self_mem", "mem".
 std::optional<TableColumn> parse_table_column(const std::string& text);
 
 struct TableOptions {
@@ -42,6 +51,9 @@ struct TableRow {
   // NVTX range name with GPU columns only.
   uint64_t gpu_self_ns = 0;
   uint64_t gpu_total_ns = 0;
+  // Bytes allocated minus bytes freed inside the zone (see above).
+  int64_t self_mem = 0;
+  int64_t mem = 0;
   uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
 };
 
@@ -54,6 +66,11 @@ struct TableResult {
   bool has_gpu = false;              // the files hold GPU work: GPU columns are shown
   uint64_t sum_gpu_ns = 0;           // all GPU work in the window
   uint64_t gpu_outside_zones_ns = 0; // launched outside any zone, or by a call not in the files
+  bool has_memory = false;           // memory events in the window: memory columns are shown
+  uint64_t mem_allocated = 0;        // bytes, every memory event in the window
+  uint64_t mem_freed = 0;
+  int64_t mem_outside_zones = 0;     // net bytes of events with no zone open on their thread
+  uint64_t unmatched_frees = 0;
 };
 
 TableResult compute_table(TraceReader& reader, const TableOptions& options);

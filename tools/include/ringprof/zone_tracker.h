@@ -26,6 +26,10 @@ struct ClosedZone {
   uint64_t children_ns = 0;  // summed duration of the direct child zones
   uint32_t depth = 0;        // 0 for a zone with no open parent
   bool unterminated = false;
+  // Memory (add_memory): bytes allocated minus bytes freed while the zone
+  // was the innermost open one (self), and in it or any zone inside it.
+  int64_t self_mem = 0;
+  int64_t mem = 0;
   uint64_t duration_ns() const { return end_ns - begin_ns; }
   uint64_t self_ns() const { return children_ns < duration_ns() ? duration_ns() - children_ns : 0; }
 };
@@ -37,6 +41,11 @@ class ZoneTracker {
 
   // Feed every event of the process, each thread's in recorded order.
   void add(const DecodedEvent& e);
+  // Charges `bytes` (negative for a free) to the innermost zone open on the
+  // thread; false when none is open (nothing charged).
+  bool add_memory(uint32_t thread_index, int64_t bytes);
+  // The innermost zone open on the thread (its location id), 0 when none.
+  uint32_t innermost(uint32_t thread_index) const;
   // Close what is still open (end of the process's data).
   void finish();
   // Forget everything (a new process begins); counters are kept.
@@ -52,6 +61,8 @@ class ZoneTracker {
     uint64_t begin_ns;
     uint64_t children_ns;
     uint32_t loc;
+    int64_t self_mem = 0;
+    int64_t children_mem = 0;
   };
   struct Thread {
     std::vector<Open> stack;
