@@ -51,7 +51,9 @@ uint64_t chain(int steps) {
 
 enum Gap { kNone, kRdtsc, kRdtscX3, kLfence, kEvent, kEventX3 };
 
-void BM_WorkBlocks(benchmark::State& state) {
+// Starts the one recording session of the run (first call); false after
+// reporting the error when it could not start.
+bool BM_WorkBlocksStarted(benchmark::State& state) {
   static const bool started = [] {
     ringprof::Config c;
     c.gpu = false;
@@ -59,10 +61,12 @@ void BM_WorkBlocks(benchmark::State& state) {
     c.ring_bytes = 4u << 20;  // 128k events: three per gap never fill it between drains
     return ringprof::start(c, std::make_shared<DiscardSink>());
   }();
-  if (!started) {
-    state.SkipWithError("recording did not start");
-    return;
-  }
+  if (!started) state.SkipWithError("recording did not start");
+  return started;
+}
+
+void BM_WorkBlocks(benchmark::State& state) {
+  if (!BM_WorkBlocksStarted(state)) return;
   const auto gap = static_cast<Gap>(state.range(0));
   const ringprof::RecorderStats before = ringprof::recorder_stats();
   for (auto _ : state) {
@@ -94,6 +98,25 @@ void BM_WorkBlocks(benchmark::State& state) {
 }
 BENCHMARK(BM_WorkBlocks)->ArgName("gap")->Arg(kNone)->Arg(kRdtsc)->Arg(kRdtscX3)->Arg(kLfence)->Arg(kEvent)->Arg(kEventX3);
 
+// The README's guidance, checked: blocks of about 10 us (7500 multiplies)
+// with three events in each gap (a zone's end, the next begin, a counter),
+// against the same blocks with nothing between them.
+void BM_LongWorkBlocks(benchmark::State& state) {
+  if (!BM_WorkBlocksStarted(state)) return;
+  const bool events = state.range(0) != 0;
+  for (auto _ : state) {
+    for (int block = 0; block < 4; ++block) {
+      g_out = chain(7500);
+      if (events) {
+        RINGPROF_INSTANT("gap");
+        RINGPROF_INSTANT("gap");
+        RINGPROF_INSTANT("gap");
+      }
+    }
+  }
+}
+BENCHMARK(BM_LongWorkBlocks)->ArgName("events")->Arg(0)->Arg(1);
+
 const bool registered = [] {
   using ringprof::bench::register_ratio;
   register_ratio({"16 work blocks + a TSC read in each gap / no gap work", "BM_WorkBlocks/gap:1", "BM_WorkBlocks/gap:0"});
@@ -101,6 +124,8 @@ const bool registered = [] {
   register_ratio({"16 work blocks + three TSC reads in each gap / one", "BM_WorkBlocks/gap:2", "BM_WorkBlocks/gap:1"});
   register_ratio({"16 work blocks + one event in each gap / no gap work", "BM_WorkBlocks/gap:4", "BM_WorkBlocks/gap:0"});
   register_ratio({"16 work blocks + three events in each gap / one", "BM_WorkBlocks/gap:5", "BM_WorkBlocks/gap:4"});
+  register_ratio({"4 blocks of ~10 us + three events in each gap / none", "BM_LongWorkBlocks/events:1",
+                  "BM_LongWorkBlocks/events:0", 1.01});
   return true;
 }();
 
