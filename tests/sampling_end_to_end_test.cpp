@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "sanitizers.h"
 #include "test_support.h"
 
 namespace ringprof {
@@ -89,7 +90,15 @@ TEST_P(SamplingEndToEnd, SharesAndNamesComeOutOfTheTools) {
   const uint64_t b = rows["workload::hot_b(unsigned long)"].self;
   ASSERT_GT(a + b, 500u) << "too few samples in hot_a/hot_b; rows: " << rows.size();
   const double share_a = 100.0 * static_cast<double>(a) / static_cast<double>(a + b);
-  EXPECT_NEAR(share_a, 70.0, 5.0) << "hot_a " << a << " hot_b " << b;
+  // Under TSan the timer fallback's signals reach the workload at TSan's own
+  // safe points rather than where they fired (see sampler_test, which skips
+  // the fallback there), which moves a few points of share between the two
+  // functions; the wider bound still tells 70/30 from 50/50 or 30/70.
+  double tolerance = 5.0;
+#ifdef RINGPROF_TSAN
+  if (std::string(GetParam()) == "timer") tolerance = 10.0;
+#endif
+  EXPECT_NEAR(share_a, 70.0, tolerance) << "hot_a " << a << " hot_b " << b;
 
   // Thread created after start(): hot_c is where its time went.
   rows = table(after);

@@ -83,13 +83,20 @@ RINGPROF_EXPORT void* calloc(size_t n, size_t size) {
 
 RINGPROF_EXPORT void* realloc(void* old, size_t n) {
   if (!ringprof::detailed()) [[likely]] return __libc_realloc(old, n);
-  // The old block's size must be read before realloc may free it.
+  // The old block's Free goes first, as in free(): once realloc returns it,
+  // another thread may get the address and record its Alloc. Should realloc
+  // fail, the old block is still the caller's and is recorded live again.
   const bool inside = t_inside;
   const size_t old_size = old && !inside ? malloc_usable_size(old) : 0;
-  void* p = __libc_realloc(old, n);
-  if (!inside && (p != nullptr || n == 0) && old != nullptr) {
+  if (old != nullptr && !inside) {
     t_inside = true;
     ringprof::memory_free(old, old_size);
+    t_inside = false;
+  }
+  void* p = __libc_realloc(old, n);
+  if (p == nullptr && n != 0 && old != nullptr && !inside) {
+    t_inside = true;
+    ringprof::memory_alloc(old, old_size);
     t_inside = false;
   }
   record_alloc(p);

@@ -2,9 +2,11 @@
 // libringprof_malloc.so preloaded:
 //   always_on: kBlocks mallocs and frees (must record nothing)
 //   detailed:  inside zone "alloc_burst", kBlocks mallocs of 16 + 8*i bytes,
-//              then their frees (must all be recorded, in that zone)
+//              each realloc'ed to twice that, then their frees (must all be
+//              recorded, in that zone)
 //   always_on: kBlocks more (nothing)
-// After recording stops it prints "address size" for each detailed block, so
+// After recording stops it prints "address size" for each detailed block
+// (after its realloc), so
 // the test can check every one against the files.
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,14 @@ void churn(bool keep) {
     g_sizes[i] = 16 + 8 * static_cast<size_t>(i);
     void* p = std::malloc(g_sizes[i]);
     std::memset(p, 1, g_sizes[i]);
+    g_blocks[i] = p;
+  }
+  // Each block grows to twice its size: a Free of the old block and an Alloc
+  // of the new one, whether realloc moves it or not.
+  for (int i = 0; i < kBlocks; ++i) {
+    g_sizes[i] *= 2;
+    void* p = std::realloc(g_blocks[i], g_sizes[i]);
+    if (p == nullptr) std::abort();
     g_blocks[i] = p;
   }
   for (int i = 0; i < kBlocks; ++i) {
