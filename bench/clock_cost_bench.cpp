@@ -28,17 +28,12 @@
 #include <memory>
 
 #include "bench_main.h"
+#include "discard_sink.h"
 #include "ringprof/ringprof.h"
 
 namespace {
 
-// Counts nothing, stores nothing: only the application thread is measured.
-class DiscardSink : public ringprof::Sink {
- public:
-  void begin_session(const ringprof::SessionInfo&) override {}
-  bool write(const ringprof::Batch&) override { return true; }
-  void end_session() override {}
-};
+using ringprof::bench::DiscardSink;
 
 volatile uint64_t g_out;
 

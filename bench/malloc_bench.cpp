@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "bench_main.h"
+#include "discard_sink.h"
 #include "ringprof/ringprof.h"
 
 extern "C" {
@@ -23,16 +24,7 @@ void __libc_free(void*);
 
 namespace {
 
-class DiscardSink : public ringprof::Sink {
- public:
-  void begin_session(const ringprof::SessionInfo&) override {}
-  bool write(const ringprof::Batch& b) override {
-    events += b.events.size();
-    return true;
-  }
-  void end_session() override {}
-  std::atomic<uint64_t> events{0};
-};
+using ringprof::bench::DiscardSink;
 
 constexpr int kFlushEvery = 4096;  // 2 events per iteration fit the default ring
 constexpr size_t kSize = 64;

@@ -23,16 +23,12 @@
 #include <vector>
 
 #include "bench_main.h"
+#include "discard_sink.h"
 #include "ringprof/ringprof.h"
 
 namespace {
 
-class DiscardSink : public ringprof::Sink {
- public:
-  void begin_session(const ringprof::SessionInfo&) override {}
-  bool write(const ringprof::Batch&) override { return true; }
-  void end_session() override {}
-};
+using ringprof::bench::DiscardSink;
 
 __attribute__((noinline)) uint64_t work(uint64_t n) {
   uint64_t x = n;

@@ -15,21 +15,12 @@
 #include <atomic>
 
 #include "bench_main.h"
+#include "discard_sink.h"
 #include "ringprof/ringprof.h"
 
 namespace {
 
-// Counts what reaches it; stores nothing.
-class DiscardSink : public ringprof::Sink {
- public:
-  void begin_session(const ringprof::SessionInfo&) override {}
-  bool write(const ringprof::Batch& b) override {
-    events += b.events.size();
-    return true;
-  }
-  void end_session() override {}
-  std::atomic<uint64_t> events{0};
-};
+using ringprof::bench::DiscardSink;
 
 constexpr int kFlushEvery = 4096;  // iterations between flushes: <= 3 events each fit the ring
 
