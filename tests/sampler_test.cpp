@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "capture_sink.h"
+#include "hot_chain.h"
 #include "ringprof/ringprof.h"
 #include "sampler/perf_thread_event.h"
 #include "sampler/sampler.h"
@@ -45,22 +46,13 @@ using ringprof::test::CaptureSink;
 #define HOT_FN __attribute__((noinline, noclone))
 #endif
 
-// The workload. Every hot function runs the same dependency chain (one
-// multiply and one add per iteration) with a different odd constant, so an
-// iteration costs the same in each and the compiler cannot fold them.
+// The workload: hot functions of equal cost per iteration (hot_chain.h).
 namespace sampler_workload {
-#define RINGPROF_HOT_BODY(K)            \
-  uint64_t x = n ^ (K);                 \
-  for (uint64_t i = 0; i < n; ++i) {    \
-    x = x * (K) + i;                    \
-    asm volatile("" : "+r"(x));         \
-  }                                     \
-  return x;
-HOT_FN uint64_t hot_a(uint64_t n) { RINGPROF_HOT_BODY(0x9e3779b97f4a7c15ull) }
-HOT_FN uint64_t hot_b(uint64_t n) { RINGPROF_HOT_BODY(0xbf58476d1ce4e5b9ull) }
-HOT_FN uint64_t hot_c(uint64_t n) { RINGPROF_HOT_BODY(0x94d049bb133111ebull) }
-HOT_FN uint64_t hot_d(uint64_t n) { RINGPROF_HOT_BODY(0xd6e8feb86659fd93ull) }
-HOT_FN uint64_t hot_e(uint64_t n) { RINGPROF_HOT_BODY(0xa0761d6478bd642full) }
+HOT_FN uint64_t hot_a(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0x9e3779b97f4a7c15ull) }
+HOT_FN uint64_t hot_b(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0xbf58476d1ce4e5b9ull) }
+HOT_FN uint64_t hot_c(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0x94d049bb133111ebull) }
+HOT_FN uint64_t hot_d(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0xd6e8feb86659fd93ull) }
+HOT_FN uint64_t hot_e(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0xa0761d6478bd642full) }
 }  // namespace sampler_workload
 
 namespace {

@@ -25,6 +25,25 @@ bool file_kind(EventKind k) noexcept {
 
 size_t c_strlen(const char* s) noexcept { return s ? std::strlen(s) : 0; }
 
+// Slots that follow a record's head in a ring: an inline name's bytes or a
+// sample's frames.
+uint64_t trailing_slots(const Event& e) noexcept {
+  return e.ref == NameRef::Inline ? continuation_slots(e.extra)
+         : e.kind == EventKind::Sample ? sample_frame_slots(e.extra) : 0;
+}
+
+// Copies the inline name that follows the record at `k` (its head `e`,
+// `slots` continuation slots) into g_inline_name; returns its length.
+size_t copy_inline_name(const Ring& ring, uint64_t k, const Event& e, uint64_t slots) noexcept {
+  const size_t len = e.extra < kMaxInlineName ? e.extra : kMaxInlineName;
+  for (uint64_t c = 0; c < slots; ++c) {
+    const size_t off = c * sizeof(Event);
+    const size_t take = len - off < sizeof(Event) ? len - off : sizeof(Event);
+    std::memcpy(g_inline_name + off, &ring.peek(k + 1 + c), take);
+  }
+  return len;
+}
+
 // Names a drained event from the pointer the drainer kept in p0.
 void name_from_pointer(NameRef ref, uint64_t p0, CrashEvent& ce) noexcept {
   if (p0 == 0) return;
@@ -74,17 +93,10 @@ void LiveCrashSource::for_each_thread(ThreadFn fn, void* ctx) const noexcept {
     // else the kernel's name when the ring was made.
     for (uint64_t k = 0; k < s.readable;) {
       const Event& e = s.ring->peek(k);
-      const uint64_t extra = e.ref == NameRef::Inline ? continuation_slots(e.extra)
-                             : e.kind == EventKind::Sample ? sample_frame_slots(e.extra) : 0;
+      const uint64_t extra = trailing_slots(e);
       if (e.kind == EventKind::ThreadName && e.ref == NameRef::Inline && k + 1 + extra <= s.readable) {
-        size_t len = e.extra < kMaxInlineName ? e.extra : kMaxInlineName;
-        for (uint64_t c = 0; c < extra; ++c) {
-          const size_t off = c * sizeof(Event);
-          const size_t take = len - off < sizeof(Event) ? len - off : sizeof(Event);
-          std::memcpy(g_inline_name + off, &s.ring->peek(k + 1 + c), take);
-        }
+        t.name_len = copy_inline_name(*s.ring, k, e, extra);
         t.name = g_inline_name;
-        t.name_len = len;
         t.name_from_rename = true;
       }
       k += 1 + extra;
@@ -133,8 +145,7 @@ void LiveCrashSource::for_each_event(EventFn fn, void* ctx) const noexcept {
     const Snap& s = rings_[i];
     for (uint64_t k = 0; k < s.readable;) {
       const Event& e = s.ring->peek(k);
-      const uint64_t extra = e.ref == NameRef::Inline ? continuation_slots(e.extra)
-                             : e.kind == EventKind::Sample ? sample_frame_slots(e.extra) : 0;
+      const uint64_t extra = trailing_slots(e);
       if (k + 1 + extra > s.readable) break;
       // Samples need the drainer's stack table; they are left out of the crash segment.
       if (file_kind(e.kind)) {
@@ -145,14 +156,8 @@ void LiveCrashSource::for_each_event(EventFn fn, void* ctx) const noexcept {
         ce.value = kind_has_value(e.kind) ? e.p1 : 0;
         if (kind_has_location(e.kind)) {
           if (e.ref == NameRef::Inline) {
-            const size_t len = e.extra < kMaxInlineName ? e.extra : kMaxInlineName;
-            for (uint64_t c = 0; c < extra; ++c) {
-              const size_t off = c * sizeof(Event);
-              const size_t take = len - off < sizeof(Event) ? len - off : sizeof(Event);
-              std::memcpy(g_inline_name + off, &s.ring->peek(k + 1 + c), take);
-            }
+            ce.name_len = copy_inline_name(*s.ring, k, e, extra);
             ce.name = g_inline_name;
-            ce.name_len = len;
           } else {
             name_from_pointer(e.ref, e.p0, ce);
           }

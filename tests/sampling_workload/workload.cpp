@@ -21,19 +21,13 @@
 #include <cstdlib>
 #include <thread>
 
+#include "../hot_chain.h"
 #include "ringprof/ringprof.h"
 
 namespace workload {
-#define WORKLOAD_HOT_BODY(K)         \
-  uint64_t x = n ^ (K);              \
-  for (uint64_t i = 0; i < n; ++i) { \
-    x = x * (K) + i;                 \
-    asm volatile("" : "+r"(x));      \
-  }                                  \
-  return x;
-__attribute__((noinline)) uint64_t hot_a(uint64_t n) { WORKLOAD_HOT_BODY(0x9e3779b97f4a7c15ull) }
-__attribute__((noinline)) uint64_t hot_b(uint64_t n) { WORKLOAD_HOT_BODY(0xbf58476d1ce4e5b9ull) }
-__attribute__((noinline)) uint64_t hot_c(uint64_t n) { WORKLOAD_HOT_BODY(0x94d049bb133111ebull) }
+__attribute__((noinline)) uint64_t hot_a(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0x9e3779b97f4a7c15ull) }
+__attribute__((noinline)) uint64_t hot_b(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0xbf58476d1ce4e5b9ull) }
+__attribute__((noinline)) uint64_t hot_c(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0x94d049bb133111ebull) }
 }  // namespace workload
 
 namespace {

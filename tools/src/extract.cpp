@@ -230,13 +230,7 @@ class Extractor final : public SegmentVisitor {
     b.stacks = stacks_;
     b.modules = modules_;
     b.sampler = last_sampler_ ? &*last_sampler_ : nullptr;
-    if (!events_.empty()) {
-      b.first_ns = b.last_ns = events_.front().ts;
-      for (const Event& e : events_) {
-        b.first_ns = std::min(b.first_ns, e.ts);
-        b.last_ns = std::max(b.last_ns, e.ts);
-      }
-    }
+    set_time_range(b);
     frame_.clear();
     if (encoder_.encode(b, frame_) == 0) {
       fail("cannot encode a segment (out of memory?)");

@@ -3,7 +3,6 @@
 // handed to a sink or an encoder. Header-only, test and benchmark use only.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -11,18 +10,6 @@
 #include "ringprof/sink.h"
 
 namespace ringprof::testing {
-
-// Sets b.first_ns/last_ns to the earliest and latest event time (0 and 0 when
-// there are none), whatever order the runs put the events in.
-inline void set_time_range(Batch& b) {
-  b.first_ns = b.last_ns = 0;
-  if (b.events.empty()) return;
-  b.first_ns = b.last_ns = b.events.front().ts;
-  for (const Event& e : b.events) {
-    b.first_ns = std::min(b.first_ns, e.ts);
-    b.last_ns = std::max(b.last_ns, e.ts);
-  }
-}
 
 struct OwnedBatch {
   std::vector<Event> events;

@@ -122,6 +122,19 @@ struct Batch {
   uint64_t last_ns = 0;
 };
 
+// Sets b.first_ns/last_ns to the earliest and latest event time (0 and 0 when
+// there are none), whatever order the runs put the events in. For batches
+// built outside the drainer (re-framed extracts, tests), which tracks its own.
+inline void set_time_range(Batch& b) noexcept {
+  b.first_ns = b.last_ns = 0;
+  if (b.events.empty()) return;
+  b.first_ns = b.last_ns = b.events.front().ts;
+  for (const Event& e : b.events) {
+    if (e.ts < b.first_ns) b.first_ns = e.ts;
+    if (e.ts > b.last_ns) b.last_ns = e.ts;
+  }
+}
+
 // Counters a sink keeps about its own trouble, reported by ringprof info.
 struct SinkStats {
   uint64_t batches_written = 0;
