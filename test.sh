@@ -10,22 +10,35 @@ cd "$(dirname "$0")"
 JOBS="$(nproc)"
 CONFIGS="${RINGPROF_TEST_CONFIGS:-release asan tsan}"
 FUZZ_SECONDS="${RINGPROF_FUZZ_SECONDS:-60}"
+STARTED="$(date +%s)"
+
+# Each configuration, the fuzzer and the install check run whatever failed
+# before them, so one run reports every failing configuration.
+FAILED=""
+TOTAL=0
+FAILED_TESTS=0
+fail() { FAILED="$FAILED $1"; echo "test.sh: $2" >&2; }
 
 run_config() {
   name="$1"; shift
   echo "=== $name ==="
-  cmake -S . -B "build/test-$name" -DRINGPROF_WERROR=ON "$@" >/dev/null
-  cmake --build "build/test-$name" -j"$JOBS"
-  if ! (cd "build/test-$name" && ctest --output-on-failure -j"$JOBS" --timeout 600 >ctest.log 2>&1); then
-    cat "build/test-$name/ctest.log"
-    echo "test.sh: tests failed in the $name configuration" >&2
-    exit 1
+  dir="build/test-$name"
+  if ! cmake -S . -B "$dir" -DRINGPROF_WERROR=ON "$@" >/dev/null || ! cmake --build "$dir" -j"$JOBS"; then
+    fail "$name" "the $name configuration did not build"
+    return 0
   fi
-  grep -E "tests passed|did not run|Skipped" "build/test-$name/ctest.log" || true
-  n="$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9][0-9]*\).*/\1/p' "build/test-$name/ctest.log")"
-  TOTAL=$((TOTAL + ${n:-0}))
+  if (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 600 >ctest.log 2>&1); then
+    grep -E "tests passed|did not run|Skipped" "$dir/ctest.log" || true
+  else
+    cat "$dir/ctest.log"
+    fail "$name" "tests failed in the $name configuration"
+  fi
+  line="$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$dir/ctest.log" | tail -n 1)"
+  total="$(echo "$line" | sed -n 's/.* out of \([0-9][0-9]*\).*/\1/p')"
+  failed="$(echo "$line" | sed -n 's/.*tests passed, \([0-9][0-9]*\) tests\{0,1\} failed.*/\1/p')"
+  TOTAL=$((TOTAL + ${total:-0} - ${failed:-0}))
+  FAILED_TESTS=$((FAILED_TESTS + ${failed:-0}))
 }
-TOTAL=0
 
 for c in $CONFIGS; do
   case "$c" in
@@ -38,28 +51,40 @@ for c in $CONFIGS; do
           run_config tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
             -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DRINGPROF_SANITIZE=thread -DRINGPROF_BUILD_BENCH=OFF
           unset TSAN_OPTIONS ;;
-    *) echo "test.sh: unknown configuration $c" >&2; exit 1 ;;
+    *) echo "test.sh: unknown configuration $c (release, asan, tsan)" >&2; exit 2 ;;
   esac
 done
 
-echo "=== fuzz: segment decoder, ${FUZZ_SECONDS}s ==="
-cmake -S . -B build/test-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DRINGPROF_BUILD_FUZZ=ON -DRINGPROF_BUILD_BENCH=OFF -DRINGPROF_BUILD_EXAMPLES=ON >/dev/null
-cmake --build build/test-fuzz -j"$JOBS" --target segment_decoder_fuzz ringprof_demo
-rm -rf build/test-fuzz/corpus build/test-fuzz/seed && mkdir -p build/test-fuzz/corpus
-RINGPROF_DIR=build/test-fuzz/seed RINGPROF_FILE_BYTES=64K ./build/test-fuzz/examples/ringprof_demo 20 >/dev/null
-cp build/test-fuzz/seed/*.rpf build/test-fuzz/corpus/
-cp tests/data/*.rpf build/test-fuzz/corpus/   # golden files: every event kind, GPU records
-# A crash, leak or sanitizer report makes the fuzzer exit non-zero, and set -e stops here.
-if ! ./build/test-fuzz/tests/segment_decoder_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=65536 \
-     -print_final_stats=1 build/test-fuzz/corpus >build/test-fuzz/fuzz.log 2>&1; then
-  tail -n 40 build/test-fuzz/fuzz.log
-  echo "test.sh: the segment decoder fuzzer found a crash" >&2
-  exit 1
-fi
-grep -E "stat::number_of_executed_units|Done" build/test-fuzz/fuzz.log || true
+run_fuzz() {
+  echo "=== fuzz: segment decoder, ${FUZZ_SECONDS}s ==="
+  cmake -S . -B build/test-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DRINGPROF_BUILD_FUZZ=ON -DRINGPROF_BUILD_BENCH=OFF -DRINGPROF_BUILD_EXAMPLES=ON >/dev/null &&
+    cmake --build build/test-fuzz -j"$JOBS" --target segment_decoder_fuzz ringprof_demo || return 1
+  rm -rf build/test-fuzz/corpus build/test-fuzz/seed && mkdir -p build/test-fuzz/corpus
+  RINGPROF_DIR=build/test-fuzz/seed RINGPROF_FILE_BYTES=64K ./build/test-fuzz/examples/ringprof_demo 20 >/dev/null || return 1
+  cp build/test-fuzz/seed/*.rpf build/test-fuzz/corpus/
+  cp tests/data/*.rpf build/test-fuzz/corpus/   # golden files: every event kind, GPU records
+  # A crash, leak or sanitizer report makes the fuzzer exit non-zero.
+  if ! ./build/test-fuzz/tests/segment_decoder_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=65536 \
+       -print_final_stats=1 build/test-fuzz/corpus >build/test-fuzz/fuzz.log 2>&1; then
+    tail -n 40 build/test-fuzz/fuzz.log
+    return 1
+  fi
+  grep -E "stat::number_of_executed_units|Done" build/test-fuzz/fuzz.log || true
+}
+run_fuzz || fail fuzz "the segment decoder fuzzer failed (build, seed or a crash it found)"
 
 echo "=== install check: find_package and pkg-config ==="
-./tests/install_check.sh build/test-release
-echo "test.sh: all configurations passed ($CONFIGS, fuzzing, install check)"
+if [ -d build/test-release ]; then
+  ./tests/install_check.sh build/test-release || fail install "the install check failed"
+else
+  echo "test.sh: install check skipped: the release configuration was not built"
+fi
+
+if [ -n "$FAILED" ]; then
+  echo "test.sh: FAILED:$FAILED (after $(( ($(date +%s) - STARTED) / 60 )) min)"
+  echo "ringprof: $TOTAL passed, $((FAILED_TESTS > 0 ? FAILED_TESTS : 1)) failed"
+  exit 1
+fi
+echo "test.sh: all configurations passed ($CONFIGS, fuzzing, install check) in $(( ($(date +%s) - STARTED) / 60 )) min"
 echo "ringprof: $TOTAL passed, 0 failed"

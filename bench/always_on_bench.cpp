@@ -1,5 +1,5 @@
 // The always-on level's steady-state cost on the demo's workload, against
-// recording off, in one run (the README's overhead figure; target <= 1%).
+// recording off, in one run (docs/performance.md's overhead figure; target <= 1%).
 //
 // One iteration is one request as examples/demo.cpp's workers handle it: a
 // handle_request zone around parse, compute (three layer zones) and

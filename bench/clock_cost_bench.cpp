@@ -20,7 +20,7 @@
 // however many events are recorded in the gap. The ratios printed at the end
 // show it: rdtsc ≈ lfence, and three events cost little more than one. So an
 // instrumented program pays per *gap* between blocks of work, not per event;
-// the README's overhead guidance follows from this.
+// the overhead guidance in docs/performance.md follows from this.
 #include <benchmark/benchmark.h>
 #include <x86intrin.h>
 
@@ -93,7 +93,7 @@ void BM_WorkBlocks(benchmark::State& state) {
 }
 BENCHMARK(BM_WorkBlocks)->ArgName("gap")->Arg(kNone)->Arg(kRdtsc)->Arg(kRdtscX3)->Arg(kLfence)->Arg(kEvent)->Arg(kEventX3);
 
-// The README's guidance, checked: blocks of about 10 us (7500 multiplies)
+// The guidance in docs/performance.md, checked: blocks of about 10 us (7500 multiplies)
 // with three events in each gap (a zone's end, the next begin, a counter),
 // against the same blocks with nothing between them.
 void BM_LongWorkBlocks(benchmark::State& state) {

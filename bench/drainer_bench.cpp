@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "../tools/testing/owned_batch.h"
+#include "support/owned_batch.h"
 #include "bench_main.h"
 #include "ringprof/ringprof.h"
 #include "ringprof/segment_codec.h"

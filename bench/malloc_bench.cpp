@@ -68,7 +68,7 @@ void BM_MallocFree(benchmark::State& state) {
       state.ResumeTiming();
     }
   }
-  const ringprof::Ring* r = ringprof::detail::t_slot.ring;
+  const ringprof::Ring* r = ringprof::internal::t_slot.ring;
   if (detailed && (!r || r->dropped() != 0)) state.SkipWithError("events were dropped or not recorded");
   ringprof::set_mode(ringprof::Mode::AlwaysOn);
 }

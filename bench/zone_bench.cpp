@@ -7,7 +7,7 @@
 // stays warm in cache as in a steady state, no event is ever dropped (a drop
 // would skip the clock read and flatter the figure), and only the application
 // thread's own cost is timed. Its ratio to BM_TwoTscReads is
-// the figure the README reports; the 1/2/4-thread runs show whether the
+// the figure docs/performance.md reports; the 1/2/4-thread runs show whether the
 // per-thread cost stays flat (rings are per thread and share no cache line).
 #include <benchmark/benchmark.h>
 #include <x86intrin.h>
@@ -43,8 +43,8 @@ BENCHMARK(BM_TwoTscReads);
 
 void BM_ClockGettimePair(benchmark::State& state) {
   for (auto _ : state) {
-    benchmark::DoNotOptimize(ringprof::detail::monotonic_ns());
-    benchmark::DoNotOptimize(ringprof::detail::monotonic_ns());
+    benchmark::DoNotOptimize(ringprof::internal::monotonic_ns());
+    benchmark::DoNotOptimize(ringprof::internal::monotonic_ns());
   }
 }
 BENCHMARK(BM_ClockGettimePair);
@@ -69,7 +69,7 @@ inline void drain_now(benchmark::State& state, int& n) {
 }
 
 void check_no_drops(benchmark::State& state) {
-  const ringprof::Ring* r = ringprof::detail::t_slot.ring;
+  const ringprof::Ring* r = ringprof::internal::t_slot.ring;
   if (!r) state.SkipWithError("recording was off");
   else if (r->dropped() != 0) state.SkipWithError("events were dropped: the figure would be wrong");
 }

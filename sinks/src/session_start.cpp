@@ -21,7 +21,7 @@ bool start(const Config& config) {
     return false;
   }
   if (!start(config, std::move(sink))) return false;
-  detail::remember_start_config(&config);  // RINGPROF_FORK=record recreates this sink in a child
+  internal::remember_start_config(&config);  // RINGPROF_FORK=record recreates this sink in a child
   return true;
 }
 

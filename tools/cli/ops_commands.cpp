@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "ringprof/extract.h"
-#include "ringprof/trigger.h"
+#include "ringprof/tools/extract.h"
+#include "ringprof/tools/trigger.h"
 
 using namespace ringprof;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/time_window.h"
+#include "ringprof/tools/time_window.h"
 
 int run_extract(const std::vector<std::string>& paths, const ringprof::WindowSpec& window, const std::string& out);
 int run_trigger(int argc, char** argv);

@@ -11,7 +11,7 @@ namespace ringprof {
 
 enum class ClockChoice : uint8_t { Auto = 0, Tsc = 1, Monotonic = 2 };
 
-// How CPU stacks are sampled (README "CPU sampling").
+// How CPU stacks are sampled (docs/sampling.md).
 enum class SamplerChoice : uint8_t {
   Auto = 0,   // perf_event where allowed, else the timer-signal fallback
   Perf = 1,   // perf_event only (off when refused)
@@ -38,8 +38,12 @@ struct Config {
 
   bool flush_at_exit = true;                 // RINGPROF_FLUSH_AT_EXIT: stop() from exit()
 
-  // GPU activity through CUPTI; used by builds with CUPTI support only (README "GPU tracing").
+  // GPU activity through CUPTI; used by builds with CUPTI support only (docs/gpu.md).
   bool gpu = true;                           // RINGPROF_GPU: 0 leaves CUPTI alone
+  // Set by RINGPROF_GPU=1: GPU tracing was asked for, so a machine without an
+  // NVIDIA driver is warned about even when the process shows no sign of CUDA
+  // (by default only a process that has CUDA loaded hears of a missing driver).
+  bool gpu_requested = false;
   uint64_t cupti_buffer_bytes = 4ull << 20;  // RINGPROF_CUPTI_BUFFER_SIZE: one activity buffer
   uint32_t cupti_buffers = 8;                // RINGPROF_CUPTI_BUFFERS: most buffers CUPTI may hold at once
   std::string cupti_library;                 // RINGPROF_CUPTI_LIB: libcupti to load ("" searches)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ringprof/ops.h"
+#include "ringprof/recording.h"
 
 namespace ringprof {
 

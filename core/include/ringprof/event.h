@@ -94,6 +94,30 @@ constexpr uint32_t sample_frame_slots(std::size_t frames) noexcept {
   return static_cast<uint32_t>((frames * sizeof(uint64_t) + sizeof(Event) - 1) / sizeof(Event));
 }
 
+// Kinds the drainer writes to the file as events, one per ring record.
+// ThreadName becomes thread metadata, Continuation slots belong to the record
+// before them, and samples reach the file through the drainer's sampling path.
+constexpr bool kind_goes_to_file(EventKind k) noexcept {
+  switch (k) {
+    case EventKind::ZoneBegin:
+    case EventKind::ZoneEnd:
+    case EventKind::Instant:
+    case EventKind::Counter:
+    case EventKind::FlowBegin:
+    case EventKind::FlowStep:
+    case EventKind::FlowEnd:
+    case EventKind::Step:
+    case EventKind::Mark:
+    case EventKind::Alloc:
+    case EventKind::Free: return true;
+    case EventKind::None:
+    case EventKind::ThreadName:
+    case EventKind::Continuation:
+    case EventKind::Sample: return false;
+  }
+  return false;
+}
+
 // Kinds whose `loc` names the event in the file (a location id).
 constexpr bool kind_has_location(EventKind k) noexcept {
   return k == EventKind::ZoneBegin || k == EventKind::Instant || k == EventKind::Counter ||

@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "ringprof/ops.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/recording.h"
 
 namespace ringprof {
 
@@ -32,7 +32,7 @@ namespace ringprof {
 inline constexpr uint16_t kMaxMemoryPools = 256;
 uint16_t memory_pool(const char* static_name) noexcept;
 
-namespace detail {
+namespace internal {
 // True on ringprof's own threads (the drainer), and on any thread while it
 // creates its ring: what is allocated then is the profiler's, not the
 // program's, and is never recorded.
@@ -55,20 +55,20 @@ RINGPROF_HOT void emit_memory(EventKind kind, const void* p, std::size_t size, u
   s->p1 = size;
   r->publish(pos + 1);
 }
-}  // namespace detail
+}  // namespace internal
 
 // `size` bytes at `p` were allocated from `pool`.
 RINGPROF_HOT void memory_alloc(const void* p, std::size_t size, uint16_t pool = 0) noexcept {
   if (!detailed()) [[likely]] return;
-  if (detail::t_ringprof_thread) return;
-  detail::emit_memory(EventKind::Alloc, p, size, pool);
+  if (internal::t_ringprof_thread) return;
+  internal::emit_memory(EventKind::Alloc, p, size, pool);
 }
 
 // The block at `p` was returned to `pool`; `size` 0 when not known.
 RINGPROF_HOT void memory_free(const void* p, std::size_t size = 0, uint16_t pool = 0) noexcept {
   if (!detailed()) [[likely]] return;
-  if (detail::t_ringprof_thread) return;
-  detail::emit_memory(EventKind::Free, p, size, pool);
+  if (internal::t_ringprof_thread) return;
+  internal::emit_memory(EventKind::Free, p, size, pool);
 }
 
 }  // namespace ringprof

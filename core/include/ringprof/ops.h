@@ -134,17 +134,17 @@ void ops_config_from_env(OpsConfig& ops, std::vector<std::string>* warnings);
 
 struct Config;
 
-namespace detail {
+namespace internal {
 // start(Config) remembers its Config for RINGPROF_FORK=record; start with a
 // caller's sink forgets it (a child cannot recreate that sink).
 void remember_start_config(const Config* config) noexcept;
 // The effective level, for the hot path of detailed-only instrumentation.
 extern std::atomic<uint8_t> g_effective_mode;
-}  // namespace detail
+}  // namespace internal
 
 // True while the effective level is Detailed.
 inline bool detailed() noexcept {
-  return detail::g_effective_mode.load(std::memory_order_relaxed) == static_cast<uint8_t>(Mode::Detailed);
+  return internal::g_effective_mode.load(std::memory_order_relaxed) == static_cast<uint8_t>(Mode::Detailed);
 }
 
 }  // namespace ringprof

@@ -21,7 +21,7 @@ typedef struct ringprof_source_location {
   uint32_t line;
 } ringprof_source_location;
 
-/* Start with the RINGPROF_* environment (see the README). Returns 1 when
+/* Start with the RINGPROF_* environment (docs/configuration.md). Returns 1 when
  * recording started, 0 otherwise (after one warning). */
 int ringprof_start_from_env(void);
 /* Start with explicit settings; NULL or 0 fields keep their defaults. */

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "ringprof/event.h"
+#include "ringprof/recording.h"
 #include "ringprof/ring.h"
 
 namespace ringprof::sampler {
@@ -57,10 +58,8 @@ void take_sample(Slot& s, const siginfo_t* si, void* ctx) noexcept {
   const uint64_t sp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RSP]);
   StackReader reader(s.pid, s.window, s.mode);
   const size_t n = walk_frame_pointers(ip, fp, sp, s.frames, kMaxSampleFrames, reader);
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
   Event* e = r->slot_at(pos);
-  e->ts = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  e->ts = internal::monotonic_ns();
   e->kind = EventKind::Sample;
   e->ref = NameRef::None;
   e->extra = static_cast<uint16_t>(n);

@@ -1,0 +1,226 @@
+// ringprof/recording.h — the recording API: start/stop, zones, instants,
+// counters, flows, steps and thread names. Include ringprof/ringprof.h, which
+// adds the detail-level zones and memory events to this.
+//
+//   ringprof::start();                       // config from RINGPROF_* variables
+//   void forward() { RINGPROF_ZONE("forward"); ... }
+//   RINGPROF_COUNTER("queue_depth", q.size());
+//   ringprof::step();
+//   ringprof::stop();                        // optional: exit() flushes too
+//
+// Every call is a cheap no-op while recording is off. While it is on, an event
+// costs one clock read and one 32-byte store into the calling thread's own
+// ring: no lock, no system call, no allocation (after the thread's first
+// event, which creates its ring), and never an exception.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "ringprof/config.h"
+#include "ringprof/event.h"
+#include "ringprof/ring.h"
+#include "ringprof/ringprof_c.h"
+#include "ringprof/sink.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+#include <time.h>
+
+namespace ringprof {
+
+using SourceLocation = ringprof_source_location;
+
+// Starts recording with the sink `config.sink` names (rolling files by
+// default). Returns false, after one warning, when recording could not start
+// (already on, no memory); the application carries on either way.
+bool start(const Config& config);
+bool start();  // start(config_from_env())
+// Starts recording into a sink of the caller's (tests, benchmarks, embedding).
+bool start(const Config& config, std::shared_ptr<Sink> sink);
+// Drains every ring, writes and seals everything, stops the drainer. Events
+// recorded concurrently with stop() may be lost; events recorded before it
+// returns are all written or counted as dropped.
+void stop();
+// Writes everything recorded so far and makes it visible, then returns.
+void flush();
+bool is_recording() noexcept;
+
+struct RecorderStats {
+  uint64_t events_written = 0;    // handed to the sink and accepted
+  uint64_t dropped_ring = 0;      // lost on full rings
+  uint64_t dropped_io = 0;        // lost with batches the sink could not write
+  uint64_t batches = 0;
+  uint64_t threads_seen = 0;
+  uint64_t rings_live = 0;        // rings not yet reclaimed
+  // CPU stack sampler (0 while it is off). After stop(), and whenever every
+  // batch was written: samples_taken = samples_written + samples_lost.
+  uint64_t samples_taken = 0;     // stack samples the sampler took
+  uint64_t samples_written = 0;   // Sample events handed to the sink and accepted (not in events_written)
+  uint64_t samples_lost = 0;      // lost: full sample rings, PERF_RECORD_LOST, stack table full, failed writes
+};
+RecorderStats recorder_stats();
+
+// ---- the hot path ----
+
+namespace internal {
+struct ThreadSlot {
+  Ring* ring;
+  uint32_t session;
+};
+// constinit: no dynamic initialisation, so access needs no TLS wrapper call;
+// initial-exec: a fixed offset from the thread pointer, no __tls_get_addr.
+extern thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
+// 0 while recording is off. Otherwise the current session: (id << 1) | 1
+// when timestamps come from the TSC, (id << 1) when from CLOCK_MONOTONIC, so
+// the hot path learns both from one load.
+extern std::atomic<uint32_t> g_session;
+inline constexpr uint32_t kSessionTscBit = 1;
+
+// Creates and registers the calling thread's ring for `session`. When that
+// fails it returns a shared ring of capacity zero, so every later event of the
+// thread is refused without a branch of its own (it says so once).
+Ring* attach_thread(uint32_t session) noexcept;
+
+#define RINGPROF_HOT inline __attribute__((always_inline))
+
+// A thread slot's session before the thread has a ring, and after it ended:
+// never equal to g_session, so such a slot never passes for an attached one.
+inline constexpr uint32_t kNoSession = 0xffffffffu;
+
+// The calling thread's ring while session `s` records, nullptr while
+// recording is off (s == 0). One compare on the common path: a slot holds a
+// ring exactly when its session equals the current one, which is never 0.
+RINGPROF_HOT Ring* ring_for(uint32_t s) noexcept {
+  if (t_slot.session == s) [[likely]] return t_slot.ring;
+  if (s == 0) return nullptr;
+  return attach_thread(s);
+}
+
+RINGPROF_HOT Ring* current_ring() noexcept { return ring_for(g_session.load(std::memory_order_relaxed)); }
+
+inline uint64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+RINGPROF_HOT uint64_t now_ticks(uint32_t session) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  if (session & kSessionTscBit) [[likely]] return __rdtsc();
+#endif
+  (void)session;
+  return monotonic_ns();
+}
+
+RINGPROF_HOT bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) noexcept {
+  const uint32_t session = g_session.load(std::memory_order_relaxed);
+  Ring* r = ring_for(session);
+  if (!r) return false;  // off: the compiler folds this into ring_for's branch
+  uint64_t pos;
+  if (!r->claim(1, &pos)) [[unlikely]] return false;
+  Event* s = r->slot_at(pos);
+  s->ts = now_ticks(session);
+  s->kind = kind;
+  s->ref = ref;
+  s->extra = 0;
+  s->loc = 0;
+  // Payload words the kind does not use are left as they were: the drainer
+  // reads p0 only when `ref` names something and p1 only for kinds with a
+  // value (kind and ref are constants here, so these tests vanish).
+  if (ref != NameRef::None) s->p0 = p0;
+  if (kind_has_value(kind)) s->p1 = p1;
+  r->publish(pos + 1);
+  return true;
+}
+
+// An event whose name is copied inline as Continuation slots.
+bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept;
+}  // namespace internal
+
+// Zones. A zone's name must be a SourceLocation with static storage (the
+// macros make one) or a run-time string (copied).
+RINGPROF_HOT bool zone_begin(const SourceLocation* loc) noexcept {
+  return internal::emit(EventKind::ZoneBegin, NameRef::SourceLocation,
+                      reinterpret_cast<uintptr_t>(loc), 0);
+}
+inline bool zone_begin(std::string_view runtime_name) noexcept {
+  return internal::emit_inline(EventKind::ZoneBegin, runtime_name, 0);
+}
+RINGPROF_HOT void zone_end() noexcept { internal::emit(EventKind::ZoneEnd, NameRef::None, 0, 0); }
+
+// Ends the zone when it leaves scope; records nothing when recording was off
+// at its start.
+class Zone {
+ public:
+  RINGPROF_HOT explicit Zone(const SourceLocation* loc) noexcept : active_(zone_begin(loc)) {}
+  explicit Zone(std::string_view runtime_name) noexcept : active_(zone_begin(runtime_name)) {}
+  RINGPROF_HOT ~Zone() {
+    if (active_) zone_end();
+  }
+  Zone(const Zone&) = delete;
+  Zone& operator=(const Zone&) = delete;
+
+ private:
+  bool active_;
+};
+
+// Instant events: a point in time on the calling thread.
+inline void instant(const SourceLocation* loc) noexcept {
+  internal::emit(EventKind::Instant, NameRef::SourceLocation, reinterpret_cast<uintptr_t>(loc), 0);
+}
+inline void instant(std::string_view runtime_name) noexcept {
+  internal::emit_inline(EventKind::Instant, runtime_name, 0);
+}
+
+// Counters: a named numeric track. `static_name` must outlive recording (a
+// string literal); use the string_view overload for names built at run time.
+inline void counter(const char* static_name, double value) noexcept {
+  internal::emit(EventKind::Counter, NameRef::StaticString, reinterpret_cast<uintptr_t>(static_name),
+               double_bits(value));
+}
+inline void counter(std::string_view runtime_name, double value) noexcept {
+  internal::emit_inline(EventKind::Counter, runtime_name, double_bits(value));
+}
+
+// Flows link an event on one thread to events on others (a request handed
+// from a producer to a worker, say). Each lands inside the zone open on its
+// thread at that moment. `static_name` names the arrow ("flow" when null).
+inline void flow_begin(uint64_t id, const char* static_name = nullptr) noexcept {
+  internal::emit(EventKind::FlowBegin, static_name ? NameRef::StaticString : NameRef::None,
+               reinterpret_cast<uintptr_t>(static_name), id);
+}
+inline void flow_step(uint64_t id) noexcept { internal::emit(EventKind::FlowStep, NameRef::None, 0, id); }
+inline void flow_end(uint64_t id) noexcept { internal::emit(EventKind::FlowEnd, NameRef::None, 0, id); }
+
+// Names the calling thread in the trace (the name is copied).
+void set_thread_name(std::string_view name) noexcept;
+
+// Marks an iteration boundary (a training step, a frame). step() numbers
+// steps 0, 1, 2… process-wide; step(n) records the caller's own number.
+uint64_t step() noexcept;
+void step(uint64_t number) noexcept;  // also drives schedules (ringprof/ops.h)
+
+}  // namespace ringprof
+
+#define RINGPROF_CONCAT_INNER(a, b) a##b
+#define RINGPROF_CONCAT(a, b) RINGPROF_CONCAT_INNER(a, b)
+
+// A zone from here to the end of the scope. `name` must be a string literal.
+#define RINGPROF_ZONE(name)                                                                  \
+  static constexpr ::ringprof::SourceLocation RINGPROF_CONCAT(ringprof_loc_, __LINE__){      \
+      name, __func__, __FILE__, static_cast<uint32_t>(__LINE__)};                            \
+  ::ringprof::Zone RINGPROF_CONCAT(ringprof_zone_, __LINE__)(&RINGPROF_CONCAT(ringprof_loc_, __LINE__))
+
+// An instant event with a literal name, its call site recorded.
+#define RINGPROF_INSTANT(name)                                                               \
+  do {                                                                                       \
+    static constexpr ::ringprof::SourceLocation ringprof_instant_loc{                        \
+        name, __func__, __FILE__, static_cast<uint32_t>(__LINE__)};                          \
+    ::ringprof::instant(&ringprof_instant_loc);                                              \
+  } while (0)
+
+#define RINGPROF_COUNTER(name, value) ::ringprof::counter(name, static_cast<double>(value))

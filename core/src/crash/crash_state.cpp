@@ -1,0 +1,171 @@
+// The fixed, statically allocated state the fatal-signal handler reads; see
+// crash_state.h for who writes what and how the handler and the drainer
+// agree on when the drainer's batch may be read.
+#include "crash/crash_state.h"
+#include "recording/clock.h"
+
+#include <time.h>
+
+#include <cstring>
+
+namespace ringprof::crash {
+namespace {
+
+constinit RingSlot g_rings[kMaxRings];
+constinit std::atomic<bool> g_crashing{false};
+
+constinit std::atomic<uint32_t> g_clock_seq{0};
+constinit std::atomic<uint64_t> g_clock_tsc{0}, g_clock_tick_base{0}, g_clock_mono_base{0}, g_clock_mult{0};
+
+constinit std::atomic<Sink*> g_sink{nullptr};
+constinit std::atomic<uint32_t> g_session{0};
+constinit std::atomic<pid_t> g_drainer_tid{0};
+constinit std::atomic<bool> g_session_expected{false};
+
+constinit std::atomic<bool> g_parked{false};
+constinit std::atomic<bool> g_batch_stored{false};
+constinit std::atomic<const Event*> g_pending_events{nullptr};
+constinit std::atomic<size_t> g_pending_n{0};
+constinit std::atomic<const EventRun*> g_pending_runs{nullptr};
+constinit std::atomic<size_t> g_pending_runs_n{0};
+
+void sleep_ms(int ms) noexcept {
+  timespec ts{0, ms * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+}  // namespace
+
+RingSlot* ring_slots() noexcept { return g_rings; }
+
+void register_ring(Ring* r) noexcept {
+  for (RingSlot& s : g_rings) {
+    Ring* expected = nullptr;
+    if (s.ring.load(std::memory_order_relaxed) == nullptr &&
+        s.ring.compare_exchange_strong(expected, r, std::memory_order_seq_cst)) {
+      s.name_len.store(0, std::memory_order_relaxed);
+      return;
+    }
+  }
+  // Full: this ring's events are written normally but missed by a crash flush.
+}
+
+bool unregister_ring(Ring* r) noexcept {
+  for (RingSlot& s : g_rings) {
+    if (s.ring.load(std::memory_order_relaxed) == r) {
+      s.ring.store(nullptr, std::memory_order_seq_cst);
+      break;
+    }
+  }
+  return !g_crashing.load(std::memory_order_seq_cst);
+}
+
+void note_thread_name(const Ring* r, const char* name, size_t len) noexcept {
+  for (RingSlot& s : g_rings) {
+    if (s.ring.load(std::memory_order_relaxed) == r) {
+      if (len > kMaxThreadName) len = kMaxThreadName;
+      std::memcpy(s.name, name, len);
+      s.name_len.store(static_cast<uint32_t>(len), std::memory_order_release);
+      return;
+    }
+  }
+}
+
+uint64_t ClockMap::to_ns(uint64_t ticks) const noexcept {
+  if (!tsc) return ticks;
+  return map_ticks_to_ns(ticks, tick_base, mono_base, mult);
+}
+
+void publish_clock(const ClockCalibration& c) noexcept {
+  g_clock_seq.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
+  g_clock_tsc.store(c.source == ClockSource::Tsc, std::memory_order_relaxed);
+  g_clock_tick_base.store(c.tick_base, std::memory_order_relaxed);
+  g_clock_mono_base.store(c.monotonic_base_ns, std::memory_order_relaxed);
+  const double mult = c.ticks_per_second > 0 ? 1e9 / c.ticks_per_second * 4294967296.0 : 4294967296.0;
+  g_clock_mult.store(static_cast<uint64_t>(mult), std::memory_order_relaxed);
+  g_clock_seq.fetch_add(1, std::memory_order_release);
+}
+
+ClockMap read_clock() noexcept {
+  ClockMap m;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const uint32_t before = g_clock_seq.load(std::memory_order_acquire);
+    if (before & 1) continue;
+    m.tsc = g_clock_tsc.load(std::memory_order_relaxed) != 0;
+    m.tick_base = g_clock_tick_base.load(std::memory_order_relaxed);
+    m.mono_base = g_clock_mono_base.load(std::memory_order_relaxed);
+    m.mult = g_clock_mult.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (g_clock_seq.load(std::memory_order_relaxed) == before) break;
+  }
+  return m;
+}
+
+void expect_session(bool coming) noexcept { g_session_expected.store(coming, std::memory_order_release); }
+bool session_expected() noexcept { return g_session_expected.load(std::memory_order_acquire); }
+
+void publish_session(Sink* sink, uint32_t session, pid_t drainer) noexcept {
+  g_session_expected.store(false, std::memory_order_release);
+  g_session.store(session, std::memory_order_relaxed);
+  g_drainer_tid.store(drainer, std::memory_order_relaxed);
+  g_sink.store(sink, std::memory_order_release);
+}
+
+void clear_session() noexcept {
+  g_session_expected.store(false, std::memory_order_release);
+  g_sink.store(nullptr, std::memory_order_release);
+  g_session.store(0, std::memory_order_relaxed);
+  g_drainer_tid.store(0, std::memory_order_relaxed);
+}
+
+Sink* current_sink() noexcept { return g_sink.load(std::memory_order_acquire); }
+uint32_t current_session() noexcept { return g_session.load(std::memory_order_relaxed); }
+pid_t drainer_tid() noexcept { return g_drainer_tid.load(std::memory_order_relaxed); }
+
+bool park_point(const Event* events, size_t n_events, const EventRun* runs, size_t n_runs) noexcept {
+  if (!g_crashing.load(std::memory_order_acquire)) return false;
+  g_pending_events.store(events, std::memory_order_relaxed);
+  g_pending_n.store(n_events, std::memory_order_relaxed);
+  g_pending_runs.store(runs, std::memory_order_relaxed);
+  g_pending_runs_n.store(n_runs, std::memory_order_relaxed);
+  g_parked.store(true, std::memory_order_release);
+  while (g_crashing.load(std::memory_order_acquire)) sleep_ms(1);
+  g_parked.store(false, std::memory_order_release);
+  return g_batch_stored.exchange(false, std::memory_order_acq_rel);
+}
+
+void begin_crash() noexcept {
+  g_batch_stored.store(false, std::memory_order_relaxed);
+  g_crashing.store(true, std::memory_order_seq_cst);
+}
+
+bool wait_for_park(int max_ms, PendingBatch* out) noexcept {
+  for (int waited = 0; waited <= max_ms; ++waited) {
+    if (g_parked.load(std::memory_order_acquire)) {
+      out->events = g_pending_events.load(std::memory_order_relaxed);
+      out->n_events = g_pending_n.load(std::memory_order_relaxed);
+      out->runs = g_pending_runs.load(std::memory_order_relaxed);
+      out->n_runs = g_pending_runs_n.load(std::memory_order_relaxed);
+      return true;
+    }
+    sleep_ms(1);
+  }
+  return false;
+}
+
+void end_crash(bool batch_stored) noexcept {
+  g_batch_stored.store(batch_stored, std::memory_order_relaxed);
+  g_crashing.store(false, std::memory_order_seq_cst);
+}
+
+bool crashing() noexcept { return g_crashing.load(std::memory_order_acquire); }
+
+void reset_after_fork() noexcept {
+  for (RingSlot& s : g_rings) s.ring.store(nullptr, std::memory_order_relaxed);
+  g_crashing.store(false, std::memory_order_relaxed);
+  g_parked.store(false, std::memory_order_relaxed);
+  clear_session();
+}
+
+}  // namespace ringprof::crash

@@ -1,0 +1,457 @@
+#include "draining/drainer.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <concurrentqueue/concurrentqueue.h>
+#include <cstdio>
+#include <fstream>
+
+#include "crash/crash_state.h"
+#include "operation/detail_level.h"
+#include "draining/memory_pools.h"
+#include "draining/process_info.h"
+#include "sampler/sampler.h"
+
+namespace ringprof {
+
+namespace {
+using RingQueue = moodycamel::ConcurrentQueue<Ring*>;
+// Immortal: threads may register a ring while the process exits, after
+// function-local statics would have been destroyed.
+std::atomic<RingQueue*> g_new_rings{nullptr};
+std::once_flag g_new_rings_once;
+
+RingQueue& new_rings() {
+  std::call_once(g_new_rings_once, [] { g_new_rings.store(new RingQueue(), std::memory_order_release); });
+  return *g_new_rings.load(std::memory_order_acquire);
+}
+}  // namespace
+
+void reset_new_ring_queue_after_fork() noexcept {
+  // The parent's queue may have been mid-operation in another thread at the
+  // moment of fork; the child starts with an empty one (the old one leaks).
+  std::call_once(g_new_rings_once, [] {});
+  g_new_rings.store(new (std::nothrow) RingQueue(), std::memory_order_release);
+}
+
+void enqueue_new_ring(Ring* ring) noexcept {
+  if (!new_rings().enqueue(ring)) {
+    // Out of memory for the queue node: the drainer will never see this ring,
+    // so drop its reference here; the thread records into a ring nobody reads.
+    Ring::release(ring);
+  }
+}
+
+bool dequeue_new_ring(Ring** ring) noexcept { return new_rings().try_dequeue(*ring); }
+
+Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock)
+    : config_(config), sink_(std::move(sink)), session_(session), clock_(clock), gpu_(config_) {
+  events_.reserve(std::max<uint32_t>(config_.batch_events, 1024));
+  ops_.config = config_.ops;
+}
+
+Drainer::~Drainer() {
+  // The recorder deletes a drainer only after stop() returned true.
+  if (thread_.joinable()) stop(std::chrono::seconds(10));
+}
+
+bool Drainer::start() {
+  // The drainer thread blocks every signal: the application's handlers run on
+  // its own threads, and SIGXFSZ turns into EFBIG that the sink handles.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return false;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  // Wait, briefly, until the sink has begun its session (directory, first
+  // file, the crash file prepared), so a crash right after start() still finds
+  // somewhere to write. Bounded: a slow or hung disk delays start() by at most
+  // this much, never more, and recording goes on regardless.
+  std::unique_lock<std::mutex> lock(mutex_);
+  flushed_.wait_for(lock, std::chrono::milliseconds(500), [&] { return sink_ready_; });
+  return true;
+}
+
+bool Drainer::stop(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  stop_requested_ = true;
+  wake_.notify_all();
+  if (!thread_.joinable()) return true;
+  if (!flushed_.wait_for(lock, limit, [&] { return finished_; })) {
+    // A sink stuck on a dead disk: leave the thread behind rather than hang
+    // the application. The caller must then never delete this drainer.
+    thread_.detach();
+    return false;
+  }
+  lock.unlock();
+  thread_.join();
+  return true;
+}
+
+void Drainer::flush() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!thread_.joinable() || stop_requested_) return;
+  const uint64_t ticket = ++flush_requested_;
+  wake_.notify_all();
+  // Bounded wait: a sink stuck on a dead disk must not hang the application.
+  flushed_.wait_for(lock, std::chrono::seconds(10), [&] { return flush_done_ >= ticket; });
+}
+
+RecorderStats Drainer::stats() const {
+  RecorderStats s;
+  s.events_written = events_written_.load(std::memory_order_relaxed);
+  s.dropped_ring = dropped_ring_.load(std::memory_order_relaxed);
+  s.dropped_io = dropped_io_.load(std::memory_order_relaxed);
+  s.batches = batches_.load(std::memory_order_relaxed);
+  s.threads_seen = threads_seen_.load(std::memory_order_relaxed);
+  s.rings_live = rings_live_.load(std::memory_order_relaxed);
+  s.samples_taken = samples_taken_.load(std::memory_order_relaxed);
+  s.samples_written = samples_written_.load(std::memory_order_relaxed);
+  s.samples_lost = samples_lost_.load(std::memory_order_relaxed);
+  return s;
+}
+
+SessionInfo Drainer::session_info() const {
+  SessionInfo s;
+  s.pid = static_cast<uint32_t>(getpid());
+  s.hostname = host_name();
+  s.command_line = command_line();
+  s.start_monotonic_ns = internal::monotonic_ns();
+  s.start_realtime_ns = realtime_now_ns();
+  s.clock = clock_.calibration();
+  s.ringprof_version = RINGPROF_VERSION;
+  return s;
+}
+
+void Drainer::run() {
+  prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
+  internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
+  guarded([&] { sink_->begin_session(session_info()); });
+  guarded([&] { start_sampler(); });
+  // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
+  guarded([&] { level_subscription_ = level::subscribe([this](Mode m) { on_level(m); }); });
+  guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
+  {
+    // The sink has begun and the crash handler knows it; start() waits for it.
+    std::lock_guard<std::mutex> lock(mutex_);
+    sink_ready_ = true;
+  }
+  flushed_.notify_all();
+  uint64_t last_refine = internal::monotonic_ns();
+  bool hot = false;
+  for (;;) {
+    bool stopping;
+    uint64_t flush_ticket;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto wait = std::chrono::milliseconds(hot ? 1 : config_.drain_interval_ms);
+      wake_.wait_for(lock, wait, [&] { return stop_requested_ || flush_requested_ > flush_done_; });
+      stopping = stop_requested_ || ops::drainer_should_stop();  // SIGTERM/SIGINT: finish like stop()
+      flush_ticket = flush_requested_;
+    }
+    const bool flushing = flush_ticket > flush_done_;
+    guarded([&] {
+      if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) discard_batch();
+      adopt_new_rings();
+      sample_round(false);
+      const bool window_done = ops::drainer_round(ops_, *sink_, internal::monotonic_ns());
+      hot = drain_all();
+      const uint64_t now = internal::monotonic_ns();
+      if (gpu_.poll(flushing, now)) emit_batch();
+      const bool aged = !events_.empty() &&
+                        now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
+      if (aged || flushing || window_done) emit_batch();
+      reclaim_rings(false);
+      if (now - last_refine > 1000000000ull) {
+        clock_.refine();
+        ops::drainer_clock(clock_.calibration());
+        last_refine = now;
+      }
+      if (flushing || window_done) sink_->flush();
+      if (window_done) ops::drainer_after_write(ops_);
+    });
+    if (flushing) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      flush_done_ = flush_ticket;
+      flushed_.notify_all();
+    }
+    if (stopping) break;
+  }
+  // Final pass: anything committed before stop() is in the rings now. Rings
+  // are drained and their drops counted before the last batch is written, so
+  // the counts in the files and in recorder_stats() agree.
+  guarded([&] {
+    adopt_new_rings();
+    drain_all();
+    gpu_.poll(true, internal::monotonic_ns());
+    sample_round(true);
+    reclaim_rings(true);
+    emit_batch();
+  });
+  if (level_subscription_) level::unsubscribe(level_subscription_);
+  level_subscription_ = 0;
+  guarded([&] { sink_->end_session(); });
+  guarded([&] { ops::drainer_end(ops_); });
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flush_done_ = flush_requested_;
+    finished_ = true;
+  }
+  flushed_.notify_all();
+}
+
+template <typename F>
+void Drainer::guarded(F&& f) noexcept {
+  // Out of memory (or a throwing user sink) must not terminate the
+  // application through this thread: warn once, skip this round, go on.
+  try {
+    f();
+  } catch (...) {
+    if (!warned_exception_) {
+      std::fprintf(stderr, "ringprof: warning: the drainer hit an error (out of memory?); events may be lost\n");
+      warned_exception_ = true;
+    }
+  }
+}
+
+void Drainer::adopt_new_rings() {
+  Ring* r = nullptr;
+  while (dequeue_new_ring(&r)) {
+    if (r->session != session_) {
+      // Registered for an earlier session that ended before we saw it.
+      Ring::release(r);
+      continue;
+    }
+    // A thread the sampler already gave an index keeps it: its samples and
+    // its events must land on one thread in the file.
+    ThreadState* known = nullptr;
+    if (auto it = index_by_tid_.find(r->tid()); it != index_by_tid_.end()) {
+      ThreadState& k = threads_[it->second];
+      if (!k.ring && k.sampled) known = &k;
+    }
+    const std::string initial(r->initial_name, strnlen(r->initial_name, sizeof r->initial_name));
+    if (known) {
+      known->ring = r;
+      if (known->info.name != initial) {
+        known->info.name = initial;
+        ++known->info.name_version;
+      }
+    } else {
+      ThreadState& t = threads_[r->thread_index];
+      t.ring = r;
+      t.info.index = r->thread_index;
+      t.info.tid = r->tid();
+      t.info.name = initial;
+      t.info.name_version = 1;
+      index_by_tid_[r->tid()] = r->thread_index;
+      threads_seen_.fetch_add(1, std::memory_order_relaxed);
+    }
+    rings_live_.fetch_add(1, std::memory_order_relaxed);
+    if (sampler_ && sampler_->watch(r->tid())) thread_for_tid(r->tid()).sampled = true;
+  }
+}
+
+bool Drainer::drain_all() {
+  bool hot = false;
+  for (auto& [index, t] : threads_) {
+    if (!t.ring) continue;
+    const uint64_t ready = t.ring->readable();
+    if (ready * 100 >= uint64_t{t.ring->capacity()} * config_.ring_drain_percent) hot = true;
+    drain_ring(t);
+    account_drops(t);
+  }
+  return hot;
+}
+
+void Drainer::account_drops(ThreadState& t) {
+  const uint64_t d = t.ring->dropped();
+  if (d != t.ring_dropped_seen) {
+    t.info.dropped_ring += d - t.ring_dropped_seen;
+    dropped_ring_.fetch_add(d - t.ring_dropped_seen, std::memory_order_relaxed);
+    t.ring_dropped_seen = d;
+  }
+}
+
+void Drainer::drain_ring(ThreadState& t) {
+  Ring* r = t.ring;
+  const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
+  // Only what was there on entry: a thread that records faster than the
+  // drainer reads must not keep it from the other rings (or from stop()).
+  uint64_t budget = r->readable();
+  for (;;) {
+    const uint64_t ready = std::min(r->readable(), budget);
+    if (ready == 0) return;
+    if (events_.size() >= cap) emit_batch();
+    if (events_.empty()) batch_started_mono_ = internal::monotonic_ns();
+    if (runs_.empty() || runs_.back().thread_index != t.info.index) {
+      runs_.push_back(EventRun{t.info.index, static_cast<uint32_t>(events_.size()), 0});
+    }
+    EventRun& run = runs_.back();
+    t.in_batch = true;
+    uint64_t i = 0;
+    while (i < ready && events_.size() < cap) {
+      const Event& e = r->peek(i);
+      const uint64_t extra = e.ref == NameRef::Inline ? continuation_slots(e.extra) : 0;
+      if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
+      Event out = e;
+      out.ts = clock_.to_ns(e.ts);
+      switch (e.ref) {
+        case NameRef::SourceLocation:
+          out.loc = locations_.for_source(reinterpret_cast<const ringprof_source_location*>(e.p0));
+          break;
+        case NameRef::StaticString:
+          out.loc = locations_.for_static_string(reinterpret_cast<const char*>(e.p0));
+          break;
+        case NameRef::Inline: {
+          name_buffer_.clear();
+          for (uint64_t k = 0; k < extra; ++k) {
+            const char* bytes = reinterpret_cast<const char*>(&r->peek(i + 1 + k));
+            const size_t take = std::min<size_t>(sizeof(Event), e.extra - k * sizeof(Event));
+            name_buffer_.append(bytes, take);
+          }
+          if (e.kind == EventKind::ThreadName) {
+            t.info.name = name_buffer_;
+            ++t.info.name_version;
+            crash::note_thread_name(r, name_buffer_.data(), name_buffer_.size());
+          } else {
+            const char* stable = nullptr;
+            out.loc = locations_.for_runtime_name(name_buffer_, &stable);
+            out.ref = NameRef::StaticString;  // from here on p0 points at the interned copy
+            out.p0 = reinterpret_cast<uintptr_t>(stable);
+          }
+          break;
+        }
+        default:
+          // Memory events name their pool by index; its name is interned like
+          // any static string (the pool table keeps the caller's pointer).
+          out.loc = kind_is_memory(e.kind) ? locations_.for_static_string(memory_pools::name(e.extra)) : 0;
+          break;
+      }
+      // A name stays reachable through p0 (SourceLocation or string pointer)
+      // while the event waits in the batch: the crash flush cannot use the
+      // registry. Sinks read loc, never p0.
+      if (out.ref == NameRef::Inline || out.ref == NameRef::None) {
+        out.ref = NameRef::None;
+        if (!kind_is_memory(e.kind)) out.p0 = 0;  // memory events keep their address there
+      }
+      out.extra = 0;
+      if (!kind_has_value(e.kind)) out.p1 = 0;  // producers leave it stale
+      i += 1 + extra;
+      if (!kind_goes_to_file(e.kind)) continue;
+      events_.push_back(out);
+      ++run.count;
+      batch_first_ns_ = std::min(batch_first_ns_, out.ts);
+      batch_last_ns_ = std::max(batch_last_ns_, out.ts);
+    }
+    r->consume(i);
+    budget -= i;
+    if (run.count == 0) runs_.pop_back();
+  }
+}
+
+void Drainer::discard_batch() {
+  events_.clear();
+  runs_.clear();
+  batch_first_ns_ = ~0ull;
+  batch_last_ns_ = 0;
+  for (auto& [index, t] : threads_) t.in_batch = false;
+}
+
+void Drainer::emit_batch() {
+  // A crash flush in progress takes this batch; never write it beside it.
+  if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) return discard_batch();
+  batch_threads_.clear();
+  for (auto& [index, t] : threads_) {
+    if (t.in_batch || t.info.dropped_ring || t.info.dropped_io || t.info.samples_lost)
+      batch_threads_.push_back(t.info);
+  }
+  if (events_.empty() && batch_threads_.empty() && !gpu_.has_pending()) return;
+  std::sort(batch_threads_.begin(), batch_threads_.end(),
+            [](const ThreadInfo& a, const ThreadInfo& b) { return a.index < b.index; });
+  Batch b;
+  b.sequence = sequence_++;
+  b.events = events_;
+  b.runs = runs_;
+  b.threads = batch_threads_;
+  b.locations = locations_.all();
+  b.stacks = stacks_.all();
+  b.modules = modules_.all();
+  b.sampler = sampler_ ? &sampler_->state() : nullptr;
+  b.first_ns = events_.empty() ? 0 : batch_first_ns_;
+  b.last_ns = events_.empty() ? 0 : batch_last_ns_;
+  gpu_.attach(b);
+  bool ok = false;
+  try {
+    ok = sink_->write(b);
+  } catch (...) {
+    ok = false;  // a throwing sink loses the batch, which is counted below
+  }
+  if (ok) {
+    events_written_.fetch_add(events_.size() - samples_in_batch_, std::memory_order_relaxed);
+    samples_written_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
+    for (const ThreadInfo& reported : batch_threads_) {
+      ThreadState& t = threads_[reported.index];
+      t.info.dropped_ring -= reported.dropped_ring;
+      t.info.dropped_io -= reported.dropped_io;
+      t.info.samples_lost -= reported.samples_lost;
+    }
+  } else {
+    // The batch is gone: its events count as dropped and its samples as
+    // lost, reported with a later batch.
+    dropped_io_.fetch_add(events_.size() - samples_in_batch_, std::memory_order_relaxed);
+    samples_lost_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
+    for (const EventRun& run : runs_) {
+      ThreadInfo& info = threads_[run.thread_index].info;
+      for (uint32_t i = run.begin; i < run.begin + run.count; ++i) {
+        if (events_[i].kind == EventKind::Sample)
+          ++info.samples_lost;
+        else
+          ++info.dropped_io;
+      }
+    }
+  }
+  samples_in_batch_ = 0;
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  gpu_.written();
+  for (auto& [index, t] : threads_) t.in_batch = false;
+  events_.clear();
+  runs_.clear();
+  batch_first_ns_ = ~0ull;
+  batch_last_ns_ = 0;
+}
+
+void Drainer::reclaim_rings(bool all) {
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    ThreadState& t = it->second;
+    // A retired thread has made its last commit and its last drop before
+    // setting the flag, so one more drain and drop count after seeing it
+    // (acquire) leave nothing behind.
+    if (t.ring && (all || t.ring->retired())) {
+      drain_ring(t);
+      account_drops(t);
+      Ring::release(t.ring);
+      t.ring = nullptr;
+      rings_live_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (!t.ring && !t.sampled && !t.in_batch && t.info.dropped_ring == 0 && t.info.dropped_io == 0 &&
+        t.info.samples_lost == 0) {
+      if (auto tid = index_by_tid_.find(t.info.tid); tid != index_by_tid_.end() && tid->second == it->first)
+        index_by_tid_.erase(tid);
+      it = threads_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace ringprof

@@ -1,0 +1,149 @@
+// The drainer: one background thread per process that empties every ring,
+// names events, converts timestamps and hands batches to the sink.
+//
+// It is the only consumer of every ring. It looks at the rings every
+// drain_interval_ms (after 1 ms when it last found a ring past the fill
+// threshold), copies whatever is ready into the current batch and frees the
+// slots at once, and hands the batch to the sink when it holds batch_events
+// events, when its oldest event has waited flush_interval_ms, or on flush()
+// and stop(). It never blocks a recording thread: producers never wait for it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "recording/clock.h"
+#include "gpu/gpu_collector.h"
+#include "draining/location_registry.h"
+#include "operation/ops_hooks.h"
+#include "ringprof/config.h"
+#include "ringprof/ring.h"
+#include "ringprof/ringprof.h"
+#include "ringprof/sink.h"
+#include "sampler/module_table.h"
+#include "sampler/sample_visitor.h"
+#include "sampler/stack_table.h"
+
+namespace ringprof {
+
+namespace sampler {
+class Sampler;
+}
+
+class Drainer : private sampler::SampleVisitor {
+ public:
+  Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock);
+  ~Drainer() override;
+
+  // Starts the thread. False when the thread could not be created.
+  bool start();
+  // Drains and writes everything, ends the sink's session, joins the thread.
+  // Returns false when the thread did not finish within `limit`: it is then
+  // left running detached and this object must never be deleted.
+  bool stop(std::chrono::milliseconds limit);
+  // Drains and writes everything recorded so far, waits until the sink has it.
+  void flush();
+
+  RecorderStats stats() const;
+
+ private:
+  struct ThreadState {
+    Ring* ring = nullptr;  // our reference; null once reclaimed
+    ThreadInfo info;
+    uint64_t ring_dropped_seen = 0;
+    bool in_batch = false;
+    bool sampled = false;  // the sampler covers this thread (it is alive)
+    uint64_t first_seen_ns = 0;    // sampler-only threads: when the sampler found it
+    uint64_t name_checked_ns = 0;  // sampler-only threads: when comm was last read
+  };
+
+  void run();
+  template <typename F>
+  void guarded(F&& f) noexcept;
+  void adopt_new_rings();
+  bool drain_all();  // true when some ring was past the fill threshold
+  void drain_ring(ThreadState& t);
+  void account_drops(ThreadState& t);
+  void emit_batch();
+  void discard_batch();  // a crash flush stored it already
+  void reclaim_rings(bool all);
+  SessionInfo session_info() const;
+
+  // ---- sampling (drainer_sampling.cpp) ----
+  void start_sampler();
+  void sample_round(bool final);
+  ThreadState& thread_for_tid(uint32_t tid);
+  void on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> frames) override;
+  void on_lost(uint32_t tid, uint64_t n) override;
+  void refresh_sampled_names(uint64_t now_ns);
+  // The detail level changed: sampling rate and GPU activity kinds follow.
+  void on_level(Mode m);
+
+  Config config_;
+  std::shared_ptr<Sink> sink_;
+  uint32_t session_;
+  TickConverter clock_;
+  LocationRegistry locations_;
+  std::unordered_map<uint32_t, ThreadState> threads_;  // by thread index
+  std::unordered_map<uint32_t, uint32_t> index_by_tid_;  // live threads: tid → index in threads_
+
+  // Sampling.
+  std::unique_ptr<sampler::Sampler> sampler_;
+  sampler::StackTable stacks_;
+  sampler::ModuleTable modules_;
+  std::vector<uint32_t> tids_added_, tids_removed_;
+  uint64_t samples_in_batch_ = 0;
+  int level_subscription_ = 0;  // level::subscribe id while the drainer runs
+  uint64_t names_checked_ns_ = 0;
+
+  // The current batch.
+  std::vector<Event> events_;
+  std::vector<EventRun> runs_;
+  std::vector<ThreadInfo> batch_threads_;
+  uint64_t batch_first_ns_ = ~0ull;
+  uint64_t batch_last_ns_ = 0;
+  uint64_t batch_started_mono_ = 0;  // when the oldest event of the batch was drained
+  uint64_t sequence_ = 0;
+  std::string name_buffer_;
+  ops::DrainerOps ops_;  // levels, windows, triggers, crash hand-off (ops_hooks.h)
+
+  // Control (stop/flush callers ↔ drainer thread); never touched by producers.
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable flushed_;
+  bool stop_requested_ = false;
+  uint64_t flush_requested_ = 0;
+  uint64_t flush_done_ = 0;
+  bool finished_ = false;
+  bool sink_ready_ = false;  // begin_session() has returned
+  bool warned_exception_ = false;
+
+  std::atomic<uint64_t> events_written_{0};
+  std::atomic<uint64_t> dropped_ring_{0};
+  std::atomic<uint64_t> dropped_io_{0};
+  std::atomic<uint64_t> batches_{0};
+  std::atomic<uint64_t> threads_seen_{0};
+  std::atomic<uint64_t> rings_live_{0};
+
+  GpuCollector gpu_;  // GPU activity (CUPTI) for the batches; last, so it starts after the rest is set up
+  std::atomic<uint64_t> samples_taken_{0};
+  std::atomic<uint64_t> samples_written_{0};
+  std::atomic<uint64_t> samples_lost_{0};
+};
+
+// The queue through which a thread's new ring reaches the drainer.
+void enqueue_new_ring(Ring* ring) noexcept;
+bool dequeue_new_ring(Ring** ring) noexcept;
+// In a forked child: a fresh, empty queue.
+void reset_new_ring_queue_after_fork() noexcept;
+
+}  // namespace ringprof

@@ -1,0 +1,137 @@
+// The drainer's side of CPU sampling: starts the sampler on the drainer
+// thread, turns its samples into Sample events of the sampled threads' runs
+// (the stack interned into an id), keeps modules and thread coverage current,
+// and counts what was lost.
+#include <algorithm>
+
+#include "draining/drainer.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_list.h"
+#include "recording/thread_index.h"
+
+namespace ringprof {
+
+namespace {
+// Sampler-only threads name themselves through the kernel, usually right
+// after they start: look at a young thread's name every round (100 ms), at an
+// older one's every 2 s.
+constexpr uint64_t kYoungThreadNs = 2000000000;
+constexpr uint64_t kOldNameRefreshNs = 2000000000;
+}
+
+void Drainer::start_sampler() {
+  sampler_ = std::make_unique<sampler::Sampler>(config_.sample_hz, config_.sampler);
+  if (!sampler_->on()) return;
+  modules_.refresh();
+  // Threads that recorded before the drainer's first look already have rings
+  // (adopted on the first round); every other thread is found by this scan.
+  adopt_new_rings();
+  sample_round(false);
+}
+
+void Drainer::on_level(Mode m) {
+  gpu_.set_level(m);
+  if (!sampler_ || !sampler_->on()) return;
+  const uint32_t detailed = config_.detailed_sample_hz ? config_.detailed_sample_hz : config_.sample_hz;
+  const uint32_t hz = m == Mode::Detailed ? detailed : m == Mode::AlwaysOn ? config_.sample_hz : 0;
+  if (hz == sampler_->state().hz) return;
+  // The samples taken at the old rate go out in a batch that states it.
+  sampler_->collect(*this);
+  emit_batch();
+  sampler_->set_hz(hz);
+}
+
+Drainer::ThreadState& Drainer::thread_for_tid(uint32_t tid) {
+  if (auto it = index_by_tid_.find(tid); it != index_by_tid_.end()) {
+    if (auto t = threads_.find(it->second); t != threads_.end()) return t->second;
+  }
+  // A thread that never recorded an event: an index from the recorder's
+  // counter, and the kernel's name for it.
+  const uint32_t index = allocate_thread_index();
+  ThreadState& t = threads_[index];
+  t.info.index = index;
+  t.info.tid = tid;
+  t.info.name = sampler::thread_comm(tid);
+  t.info.name_version = 1;
+  t.first_seen_ns = t.name_checked_ns = internal::monotonic_ns();
+  index_by_tid_[tid] = index;
+  threads_seen_.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
+void Drainer::sample_round(bool final) {
+  if (!sampler_ || !sampler_->on()) {
+    if (final && sampler_) samples_taken_.store(sampler_->taken(), std::memory_order_relaxed);
+    return;
+  }
+  const uint64_t now = internal::monotonic_ns();
+  tids_added_.clear();
+  tids_removed_.clear();
+  if (final) {
+    sampler_->stop(*this);
+    for (auto& [index, t] : threads_) t.sampled = false;
+  } else {
+    sampler_->upkeep(now, false, *this, &tids_added_, &tids_removed_);
+    for (uint32_t tid : tids_added_) thread_for_tid(tid).sampled = true;
+    for (uint32_t tid : tids_removed_) {
+      if (auto it = index_by_tid_.find(tid); it != index_by_tid_.end()) {
+        if (auto t = threads_.find(it->second); t != threads_.end()) t->second.sampled = false;
+      }
+    }
+    sampler_->collect(*this);
+    modules_.refresh();
+    if (!tids_added_.empty() || !tids_removed_.empty() || now - names_checked_ns_ >= 100000000) {
+      names_checked_ns_ = now;
+      refresh_sampled_names(now);
+    }
+  }
+  samples_taken_.store(sampler_->taken(), std::memory_order_relaxed);
+}
+
+void Drainer::refresh_sampled_names(uint64_t now_ns) {
+  // A thread without a ring names itself only through the kernel
+  // (pthread_setname_np): look again now and then.
+  for (auto& [index, t] : threads_) {
+    if (t.ring || !t.sampled) continue;
+    const bool young = now_ns - t.first_seen_ns < kYoungThreadNs;
+    if (!young && now_ns - t.name_checked_ns < kOldNameRefreshNs) continue;
+    t.name_checked_ns = now_ns;
+    std::string name = sampler::thread_comm(t.info.tid);
+    if (!name.empty() && name != t.info.name) {
+      t.info.name = std::move(name);
+      ++t.info.name_version;
+    }
+  }
+}
+
+void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> frames) {
+  ThreadState& t = thread_for_tid(tid);
+  const uint32_t id = stacks_.intern(frames);
+  if (id == 0) {  // the stack table is full
+    ++t.info.samples_lost;
+    samples_lost_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
+  if (events_.size() >= cap) emit_batch();
+  if (events_.empty()) batch_started_mono_ = internal::monotonic_ns();
+  if (runs_.empty() || runs_.back().thread_index != t.info.index)
+    runs_.push_back(EventRun{t.info.index, static_cast<uint32_t>(events_.size()), 0});
+  Event e{};
+  e.ts = ts_ns;
+  e.kind = EventKind::Sample;
+  e.loc = id;
+  events_.push_back(e);
+  ++runs_.back().count;
+  ++samples_in_batch_;
+  t.in_batch = true;
+  batch_first_ns_ = std::min(batch_first_ns_, ts_ns);
+  batch_last_ns_ = std::max(batch_last_ns_, ts_ns);
+}
+
+void Drainer::on_lost(uint32_t tid, uint64_t n) {
+  thread_for_tid(tid).info.samples_lost += n;
+  samples_lost_.fetch_add(n, std::memory_order_relaxed);
+}
+
+}  // namespace ringprof

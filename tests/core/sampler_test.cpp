@@ -1,0 +1,538 @@
+// The CPU stack sampler end to end, into a capturing sink, with each
+// mechanism (perf_event, and the timer-signal fallback forced):
+//   - sample shares match CPU shares known by construction (two threads, hot
+//     functions with identical per-iteration cost and fixed work ratios);
+//   - threads created before and after start(), and a thread that never
+//     records an event, are all sampled and named;
+//   - a library dlopened after start() shows up in Batch::modules with its
+//     build ID, and samples inside it fall into its executable range;
+//   - accounting is exact: samples written + samples lost = samples taken,
+//     also when the sample rings overflow;
+//   - the timer handler survives a thread whose frame pointer is garbage;
+//   - RINGPROF_SAMPLE_HZ=0 is off, with the reason stated.
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/capture_sink.h"
+#include "support/hot_chain.h"
+#include "ringprof/ringprof.h"
+#include "sampler/perf_thread_event.h"
+#include "sampler/sampler.h"
+#include "support/sanitizers.h"
+#include "support/test_support.h"
+
+using namespace ringprof;
+using ringprof::test::CaptureSink;
+
+#if defined(__clang__)
+#define HOT_FN __attribute__((noinline))
+#else
+#define HOT_FN __attribute__((noinline, noclone))
+#endif
+
+// The workload: hot functions of equal cost per iteration (hot_chain.h).
+namespace sampler_workload {
+HOT_FN uint64_t hot_a(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0x9e3779b97f4a7c15ull) }
+HOT_FN uint64_t hot_b(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0xbf58476d1ce4e5b9ull) }
+HOT_FN uint64_t hot_c(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0x94d049bb133111ebull) }
+HOT_FN uint64_t hot_d(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0xd6e8feb86659fd93ull) }
+HOT_FN uint64_t hot_e(uint64_t n) { RINGPROF_TEST_HOT_CHAIN(0xa0761d6478bd642full) }
+}  // namespace sampler_workload
+
+namespace {
+
+using namespace sampler_workload;
+
+constexpr uint64_t kUnit = 2000;  // iterations: a few microseconds
+
+uint64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint32_t gettid_now() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+// Runs f(units) until the calling thread has used `cpu_ns` of CPU time.
+template <typename F>
+uint64_t spin_cpu(uint64_t cpu_ns, F&& f) {
+  const uint64_t until = thread_cpu_ns() + cpu_ns;
+  uint64_t sink = 0;
+  while (thread_cpu_ns() < until)
+    for (int k = 0; k < 16; ++k) sink += f();
+  return sink;
+}
+
+std::string demangle(const char* name) {
+  if (!name) return {};
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : name;
+  std::free(d);
+  return out;
+}
+
+// The function of the leaf-most frame that lies in this test binary
+// (return addresses are looked up at address - 1).
+std::string leaf_function_in_binary(const std::vector<uint64_t>& frames) {
+  static const void* self_base = [] {
+    Dl_info info{};
+    dladdr(reinterpret_cast<void*>(&hot_a), &info);
+    return info.dli_fbase;
+  }();
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint64_t a = i == 0 ? frames[i] : frames[i] - 1;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(a), &info) && info.dli_fbase == self_base) {
+      std::string name = demangle(info.dli_sname);
+      const size_t paren = name.find('(');
+      return paren == std::string::npos ? name : name.substr(0, paren);
+    }
+  }
+  return {};
+}
+
+Config sampling_config(SamplerChoice choice, uint32_t hz) {
+  Config c;
+  c.drain_interval_ms = 5;
+  c.flush_interval_ms = 50;
+  c.sample_hz = hz;
+  c.sampler = choice;
+  return c;
+}
+
+// CPU-time timers expire on the scheduler tick (CONFIG_HZ, often 250), so the
+// fallback cannot go faster; it gets more CPU time for as many samples.
+uint32_t test_hz(SamplerChoice c) { return c == SamplerChoice::Perf ? 1000 : 250; }
+uint64_t share_test_cpu_ns(SamplerChoice c) { return c == SamplerChoice::Perf ? 1500000000ull : 2500000000ull; }
+
+const char* mechanism_for(SamplerChoice c) { return c == SamplerChoice::Perf ? "perf_event" : "timer_signal"; }
+
+// Why a mechanism cannot be tested here ("" when it can).
+std::string unavailable(SamplerChoice c) {
+  if (c == SamplerChoice::Perf) {
+    const int err = sampler::probe_perf_event(100);
+    if (err) return "perf_event_open refused here: " + sampler::errno_name(err);
+  } else {
+#ifdef RINGPROF_TSAN
+    return "TSan defers asynchronous signals to its own safe points, so a busy loop is never sampled";
+#endif
+  }
+  return {};
+}
+
+// Thread index (in the capture) of the thread with kernel id `tid`.
+uint32_t index_of_tid(const CaptureSink& sink, uint32_t tid) {
+  for (const auto& [index, info] : sink.threads)
+    if (info.tid == tid) return index;
+  return 0;
+}
+
+// Leaf function in this binary → samples, for one thread.
+std::map<std::string, uint64_t> functions_sampled(const CaptureSink& sink, uint32_t index) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& s : sink.samples) {
+    if (s.thread_index != index) continue;
+    EXPECT_GE(s.stack, 1u);
+    EXPECT_LE(s.stack, sink.stacks.size());
+    if (s.stack < 1 || s.stack > sink.stacks.size()) continue;
+    ++out[leaf_function_in_binary(sink.stacks[s.stack - 1].frames)];
+  }
+  return out;
+}
+
+std::string describe(const std::map<std::string, uint64_t>& m) {
+  std::string s;
+  for (const auto& [k, v] : m) s += (k.empty() ? "?" : k) + "=" + std::to_string(v) + " ";
+  return s;
+}
+
+class SamplerMechanism : public ::testing::TestWithParam<SamplerChoice> {
+ protected:
+  void SetUp() override {
+    const std::string why = unavailable(GetParam());
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+std::string param_name(const ::testing::TestParamInfo<SamplerChoice>& p) {
+  return p.param == SamplerChoice::Perf ? "PerfEvent" : "TimerSignal";
+}
+
+void expect_exact_accounting(const CaptureSink& sink) {
+  const RecorderStats s = recorder_stats();
+  uint64_t lost_in_files = 0;
+  for (const auto& [index, info] : sink.threads) lost_in_files += info.samples_lost;
+  EXPECT_EQ(s.samples_written, sink.samples.size());
+  EXPECT_EQ(s.samples_lost, lost_in_files);
+  EXPECT_EQ(s.samples_written + s.samples_lost, s.samples_taken)
+      << "written " << s.samples_written << " lost " << s.samples_lost;
+}
+
+}  // namespace
+
+TEST_P(SamplerMechanism, SampleSharesMatchCpuShares) {
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));
+  // Thread A: 70% hot_a, 30% hot_b. Thread B: 25% hot_c, 75% hot_d.
+  // Enough samples that ±5 points is several standard errors (~600-1500).
+  const uint64_t kCpu = share_test_cpu_ns(GetParam());
+  std::atomic<uint32_t> tid_a{0}, tid_b{0};
+  std::thread a([&, kCpu] {
+    tid_a = gettid_now();
+    spin_cpu(kCpu, [] { return hot_a(7 * kUnit) + hot_b(3 * kUnit); });
+  });
+  std::thread b([&, kCpu] {
+    tid_b = gettid_now();
+    spin_cpu(kCpu, [] { return hot_c(1 * kUnit) + hot_d(3 * kUnit); });
+  });
+  a.join();
+  b.join();
+  stop();
+  ASSERT_TRUE(sink->sampler.has_value());
+  EXPECT_EQ(sink->sampler->mechanism, mechanism_for(GetParam())) << sink->sampler->detail;
+  const uint32_t hz = test_hz(GetParam());
+  EXPECT_EQ(sink->sampler->hz, hz);
+
+  struct Expect {
+    uint32_t tid;
+    const char* f1;
+    const char* f2;
+    double share1;
+  };
+  for (const Expect& e : {Expect{tid_a, "sampler_workload::hot_a", "sampler_workload::hot_b", 0.70},
+                          Expect{tid_b, "sampler_workload::hot_c", "sampler_workload::hot_d", 0.25}}) {
+    const uint32_t index = index_of_tid(*sink, e.tid);
+    ASSERT_NE(index, 0u) << "no thread info for tid " << e.tid;
+    const auto seen = functions_sampled(*sink, index);
+    uint64_t total = 0;
+    for (const auto& [f, n] : seen) total += n;
+    const uint64_t n1 = seen.count(e.f1) ? seen.at(e.f1) : 0, n2 = seen.count(e.f2) ? seen.at(e.f2) : 0;
+    // On a loaded machine a CPU-time timer misses the ticks its thread is
+    // not running at (counted as lost): expect well under the nominal count.
+    EXPECT_GE(total, static_cast<uint64_t>(hz) * (kCpu / 1000000) / 1000 * 4 / 10) << describe(seen);
+    EXPECT_GE(n1 + n2, total * 9 / 10) << "samples outside the hot functions: " << describe(seen);
+    ASSERT_GT(n1 + n2, 0u);
+    const double share = static_cast<double>(n1) / static_cast<double>(n1 + n2);
+    EXPECT_NEAR(share, e.share1, 0.05) << describe(seen);
+    std::printf("  tid %u: %s-> %s share %.3f (expected %.2f)\n", e.tid, describe(seen).c_str(), e.f1, share,
+                e.share1);
+  }
+  expect_exact_accounting(*sink);
+}
+
+TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
+  std::atomic<bool> go{false};
+  std::atomic<uint32_t> tid_before{0}, tid_after{0}, tid_silent{0};
+  // Started before recording; records events once it is on.
+  std::thread before([&] {
+    tid_before = gettid_now();
+    while (!go) std::this_thread::yield();
+    RINGPROF_INSTANT("before");
+    spin_cpu(300000000, [] { return hot_e(kUnit); });
+  });
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));
+  go = true;
+  std::thread after([&] {
+    tid_after = gettid_now();
+    RINGPROF_INSTANT("after");
+    spin_cpu(300000000, [] { return hot_e(kUnit); });
+  });
+  // Never records an ringprof event: found through /proc/self/task.
+  std::thread silent([&] {
+    tid_silent = gettid_now();
+    pthread_setname_np(pthread_self(), "silent-worker");
+    spin_cpu(300000000, [] { return hot_e(kUnit); });
+  });
+  before.join();
+  after.join();
+  silent.join();
+  stop();
+  for (uint32_t tid : {tid_before.load(), tid_after.load(), tid_silent.load()}) {
+    const uint32_t index = index_of_tid(*sink, tid);
+    ASSERT_NE(index, 0u) << "tid " << tid << " has no thread info";
+    const auto seen = functions_sampled(*sink, index);
+    EXPECT_GE(seen.count("sampler_workload::hot_e") ? seen.at("sampler_workload::hot_e") : 0, test_hz(GetParam()) / 10)
+        << "tid " << tid << ": " << describe(seen);
+  }
+  const uint32_t silent_index = index_of_tid(*sink, tid_silent);
+  EXPECT_EQ(sink->threads[silent_index].name, "silent-worker");
+  EXPECT_EQ(sink->count_for(silent_index), 0u) << "it recorded no events";
+  // Each thread appears once, with one index, however it was found.
+  std::map<uint32_t, int> per_tid;
+  for (const auto& [index, info] : sink->threads) ++per_tid[info.tid];
+  for (const auto& [tid, n] : per_tid) EXPECT_EQ(n, 1) << "tid " << tid;
+  expect_exact_accounting(*sink);
+}
+
+TEST_P(SamplerMechanism, DlopenedLibraryIsListedWithBuildIdAndSamplesMapIntoIt) {
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));
+  void* handle = dlopen(RINGPROF_SAMPLER_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto spin = reinterpret_cast<uint64_t (*)(uint64_t)>(dlsym(handle, "ringprof_plugin_spin"));
+  ASSERT_NE(spin, nullptr);
+  spin_cpu(400000000, [&] { return spin(kUnit); });
+  stop();
+
+  const std::string real = [] {
+    char buf[4096];
+    return realpath(RINGPROF_SAMPLER_PLUGIN, buf) ? std::string(buf) : std::string();
+  }();
+  const ModuleInfo* plugin = nullptr;
+  for (const ModuleInfo& m : sink->modules) {
+    char buf[4096];
+    if (realpath(m.path.c_str(), buf) && real == buf) plugin = &m;
+  }
+  ASSERT_NE(plugin, nullptr) << "the dlopened library is not among " << sink->modules.size() << " modules";
+  // The build ID as readelf reads it from the file.
+  const auto r = ringprof::test::run_command("readelf -n " + ringprof::test::shell_quote(real) +
+                                             " | sed -n 's/.*Build ID: *//p'");
+  std::string expected = r.out;
+  while (!expected.empty() && (expected.back() == '\n' || expected.back() == ' ')) expected.pop_back();
+  ASSERT_FALSE(expected.empty()) << "readelf found no build ID";
+  EXPECT_EQ(plugin->build_id, expected);
+  const auto fn = reinterpret_cast<uint64_t>(spin);
+  EXPECT_GE(fn, plugin->start);
+  EXPECT_LT(fn, plugin->end);
+
+  // Ids dense from 1; the main program and the vdso are there too.
+  bool exe = false, vdso = false;
+  for (size_t i = 0; i < sink->modules.size(); ++i) {
+    EXPECT_EQ(sink->modules[i].id, i + 1);
+    exe |= !sink->modules[i].path.empty() && sink->modules[i].path.find("sampler_test") != std::string::npos;
+    vdso |= sink->modules[i].path.find("vdso") != std::string::npos;
+  }
+  EXPECT_TRUE(exe);
+  EXPECT_TRUE(vdso);
+
+  uint64_t inside = 0;
+  for (const auto& s : sink->samples) {
+    const auto& frames = sink->stacks[s.stack - 1].frames;
+    if (!frames.empty() && frames[0] >= plugin->start && frames[0] < plugin->end) ++inside;
+  }
+  EXPECT_GE(inside, test_hz(GetParam()) / 5) << "~0.4 s of CPU inside the library";
+  dlclose(handle);
+}
+
+TEST_P(SamplerMechanism, AccountingIsExactWhenSampleRingsOverflow) {
+  // A drainer that looks only once a second and a high rate: the sample
+  // rings overflow, and every sample is either written or counted lost.
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = sampling_config(GetParam(), 4000);
+  c.drain_interval_ms = 1000;
+  c.flush_interval_ms = 5000;
+  ASSERT_TRUE(start(c, sink));
+  spin_cpu(1500000000, [] { return hot_e(kUnit); });
+  stop();
+  const RecorderStats s = recorder_stats();
+  EXPECT_GT(s.samples_written, 0u);
+  EXPECT_GT(s.samples_lost, 0u) << "the rings were expected to overflow";
+  expect_exact_accounting(*sink);
+}
+
+TEST_P(SamplerMechanism, ForkedChildIsOffUntilItStartsItsOwnSampler) {
+#ifdef RINGPROF_SANITIZED_RUNTIME
+  // As in recorder_test: clang 14's sanitizer runtimes deadlock when the child
+  // of a multi-threaded parent starts threads. The release build runs this.
+  GTEST_SKIP() << "sanitizer runtime cannot start threads in the child of a multi-threaded fork";
+#endif
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));
+  spin_cpu(100000000, [] { return hot_e(kUnit); });
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Off here; the parent's timers, events and rings are not ours.
+    if (is_recording()) _exit(2);
+    spin_cpu(100000000, [] { return hot_e(kUnit); });
+    auto child_sink = std::make_shared<CaptureSink>();
+    if (!start(sampling_config(GetParam(), test_hz(GetParam())), child_sink)) _exit(3);
+    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    stop();
+    const uint32_t index = index_of_tid(*child_sink, gettid_now());
+    if (index == 0) _exit(4);
+    uint64_t mine = 0;
+    for (const auto& smp : child_sink->samples) mine += smp.thread_index == index;
+    if (mine < test_hz(GetParam()) / 10) _exit(5);
+    const RecorderStats st = recorder_stats();
+    if (st.samples_written + st.samples_lost != st.samples_taken) _exit(6);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: recording on in the child, 3: start failed, 4: no thread info, "
+                                       "5: too few samples, 6: accounting";
+  spin_cpu(100000000, [] { return hot_e(kUnit); });
+  stop();
+  EXPECT_FALSE(sink->samples.empty());
+  expect_exact_accounting(*sink);
+}
+
+namespace {
+
+// Remembers the sampler rate every batch stated, in order (changes only).
+class RateSink : public CaptureSink {
+ public:
+  bool write(const Batch& b) override {
+    if (b.sampler) {
+      std::lock_guard<std::mutex> lock(rates_mutex_);
+      if (rates.empty() || rates.back() != b.sampler->hz) rates.push_back(b.sampler->hz);
+    }
+    return CaptureSink::write(b);
+  }
+  std::vector<uint32_t> rates_seen() {
+    std::lock_guard<std::mutex> lock(rates_mutex_);
+    return rates;
+  }
+
+ private:
+  std::mutex rates_mutex_;
+  std::vector<uint32_t> rates;
+};
+
+struct Phase {
+  uint64_t from_ns, to_ns, cpu_ns;
+};
+
+// Spins `cpu_ns` of this thread's CPU time; the phase's wall range and CPU use.
+Phase busy_phase(uint64_t cpu_ns) {
+  const uint64_t cpu0 = thread_cpu_ns(), t0 = internal::monotonic_ns();
+  spin_cpu(cpu_ns, [] { return hot_a(kUnit); });
+  return Phase{t0, internal::monotonic_ns(), thread_cpu_ns() - cpu0};
+}
+
+double rate_in(const CaptureSink& sink, uint32_t index, const Phase& p) {
+  uint64_t n = 0;
+  for (const auto& s : sink.samples)
+    if (s.thread_index == index && s.ts >= p.from_ns && s.ts <= p.to_ns) ++n;
+  return static_cast<double>(n) * 1e9 / static_cast<double>(p.cpu_ns);
+}
+
+}  // namespace
+
+// The sampling rate follows the detail level at run time: always_on at
+// RINGPROF_SAMPLE_HZ, detailed at RINGPROF_DETAILED_SAMPLE_HZ, paused at off;
+// the batches state each rate. CPU-time timers tick with the scheduler (often
+// 250 Hz) and lose more periods on a loaded machine, so the fallback is tested
+// at 25 vs 200 Hz, over longer phases.
+TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
+  const bool perf = GetParam() == SamplerChoice::Perf;
+  const uint32_t lo = perf ? 100 : 25, hi = perf ? 1000 : 200;
+  const uint64_t kCpu = perf ? 600000000ull : 2000000000ull;
+  Config c = sampling_config(GetParam(), lo);
+  c.detailed_sample_hz = hi;
+  auto sink = std::make_shared<RateSink>();
+  ASSERT_TRUE(start(c, sink));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the drainer's scan covers this thread
+  const Phase always_on = busy_phase(kCpu);
+  set_mode(Mode::Detailed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a few drainer rounds
+  const Phase detailed = busy_phase(kCpu);
+  set_mode(Mode::AlwaysOn);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Phase back = busy_phase(kCpu);
+  set_mode(Mode::Off);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Phase off = busy_phase(kCpu / 2);
+  stop();
+
+  const uint32_t index = index_of_tid(*sink, gettid_now());
+  ASSERT_NE(index, 0u) << "this thread was never sampled";
+  const double r_on = rate_in(*sink, index, always_on), r_detailed = rate_in(*sink, index, detailed);
+  const double r_back = rate_in(*sink, index, back), r_off = rate_in(*sink, index, off);
+  const std::string rates = "always_on " + std::to_string(r_on) + "/s, detailed " + std::to_string(r_detailed) +
+                            "/s, always_on again " + std::to_string(r_back) + "/s, off " + std::to_string(r_off) +
+                            "/s";
+  EXPECT_GE(r_on, 0.5 * lo) << rates;
+  EXPECT_LE(r_on, 1.5 * lo) << rates;
+  EXPECT_GE(r_detailed, (perf ? 5.0 : 2.5) * r_on) << rates;
+  EXPECT_GE(r_detailed, 0.5 * hi) << rates;
+  EXPECT_LE(r_back, 1.5 * lo) << rates;
+  EXPECT_GE(r_back, 0.5 * lo) << rates;
+  EXPECT_LE(r_off * static_cast<double>(off.cpu_ns) / 1e9, 2.0) << "sampling is paused at level off; " << rates;
+
+  // The batches state every rate in turn (off's pause is stated only if a
+  // batch went out after it).
+  const std::vector<uint32_t> seen = sink->rates_seen();
+  ASSERT_GE(seen.size(), 3u);
+  EXPECT_EQ(seen[0], lo);
+  EXPECT_EQ(seen[1], hi);
+  EXPECT_EQ(seen[2], lo);
+  if (seen.size() > 3) {
+    EXPECT_EQ(seen[3], 0u);
+  }
+  ASSERT_TRUE(sink->sampler.has_value());
+  EXPECT_EQ(sink->sampler->mechanism, mechanism_for(GetParam()));
+  expect_exact_accounting(*sink);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sampler, SamplerMechanism, ::testing::Values(SamplerChoice::Perf, SamplerChoice::Timer),
+                         param_name);
+
+TEST(Sampler, TimerHandlerSurvivesGarbageFramePointers) {
+  const std::string why = unavailable(SamplerChoice::Timer);
+  if (!why.empty()) GTEST_SKIP() << why;
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(sampling_config(SamplerChoice::Timer, 1000), sink));
+  // rbp holds values a frame-pointer walk must not follow: unmapped,
+  // misaligned, kernel space, null.
+  for (uint64_t garbage : {0x10ull, 0x123457ull, 0xffff800000000000ull, 0ull, 0x7ffffffff000ull}) {
+    uint64_t n = 40000000;
+    asm volatile(
+        "push %%rbp\n\t"
+        "mov %1, %%rbp\n\t"
+        "1: dec %0\n\t"
+        "jnz 1b\n\t"
+        "pop %%rbp"
+        : "+r"(n)
+        : "r"(garbage)
+        : "cc", "memory");
+  }
+  stop();
+  EXPECT_GT(sink->samples.size(), 10u);
+  expect_exact_accounting(*sink);
+}
+
+TEST(Sampler, ZeroHzIsOffWithTheReason) {
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(sampling_config(SamplerChoice::Auto, 0), sink));
+  RINGPROF_INSTANT("one");
+  spin_cpu(50000000, [] { return hot_e(kUnit); });
+  stop();
+  ASSERT_TRUE(sink->sampler.has_value());
+  EXPECT_EQ(sink->sampler->mechanism, "off");
+  EXPECT_EQ(sink->sampler->detail, "RINGPROF_SAMPLE_HZ=0");
+  EXPECT_TRUE(sink->samples.empty());
+  EXPECT_TRUE(sink->modules.empty());
+  EXPECT_EQ(recorder_stats().samples_taken, 0u);
+}
+
+TEST(Sampler, ForcedTimerSaysSo) {
+  const std::string why = unavailable(SamplerChoice::Timer);
+  if (!why.empty()) GTEST_SKIP() << why;
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(sampling_config(SamplerChoice::Timer, 99), sink));
+  RINGPROF_INSTANT("one");
+  stop();
+  ASSERT_TRUE(sink->sampler.has_value());
+  EXPECT_EQ(sink->sampler->mechanism, "timer_signal");
+  EXPECT_EQ(sink->sampler->detail, "forced by RINGPROF_SAMPLER=timer");
+}

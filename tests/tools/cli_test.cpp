@@ -1,0 +1,190 @@
+// The real `ringprof` binary: exit statuses, one-line errors naming file and
+// offset, and that intact segments are still read around damage.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "support/trace_builder.h"
+#include "ringprof/format.h"
+#include "support/test_support.h"
+
+namespace ringprof {
+namespace {
+
+using testing::TraceBuilder;
+constexpr uint64_t T = 1'000'000'000ull;
+
+test::CommandResult cli(const std::string& args) { return test::run_command(std::string(RINGPROF_CLI) + " " + args); }
+std::string q(const std::string& s) { return test::shell_quote(s); }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+    lines.push_back(text.substr(at, nl - at));
+  return lines;
+}
+
+// Three segments of one zone each: "work" [k*1000, k*1000 + 500] us, k = 0..2.
+struct Trace {
+  std::vector<uint8_t> bytes;
+  std::vector<size_t> offsets;
+};
+Trace three_segments() {
+  TraceBuilder b(31337);
+  const uint32_t th = b.thread(7, "main");
+  const uint32_t work = b.location("work", "w.cpp", 9);
+  for (uint64_t k = 0; k < 3; ++k) {
+    b.begin(th, T + k * 1'000'000, work);
+    b.end(th, T + k * 1'000'000 + 500'000);
+    b.flush();
+  }
+  return {b.bytes(), b.frame_offsets()};
+}
+
+TEST(Cli, UsageErrorsExitOne) {
+  EXPECT_EQ(cli("").exit_code, 1);
+  EXPECT_EQ(cli("frobnicate x.rpf").exit_code, 1);
+  EXPECT_EQ(cli("info").exit_code, 1);                         // no PATH
+  EXPECT_EQ(cli("convert x.rpf").exit_code, 1);                // no -o
+  EXPECT_EQ(cli("convert x.rpf -o").exit_code, 1);             // -o without value
+  EXPECT_EQ(cli("convert x.rpf -o t.json --last 5parsecs").exit_code, 1);
+  EXPECT_EQ(cli("convert x.rpf -o t.json --last 1s --from 2s").exit_code, 1);
+  EXPECT_EQ(cli("table x.rpf --sort speed").exit_code, 1);
+  EXPECT_EQ(cli("table x.rpf --top many").exit_code, 1);
+  EXPECT_EQ(cli("table x.rpf --format xml").exit_code, 1);
+  EXPECT_EQ(cli("info x.rpf --sort total").exit_code, 1);      // a table option
+  const test::CommandResult r = cli("table x.rpf --bogus");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("unknown option for table: --bogus"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("usage: ringprof"), std::string::npos);
+  EXPECT_EQ(cli("--help").exit_code, 0);
+}
+
+TEST(Cli, GoodFileExitsZero) {
+  test::TempDir dir;
+  test::write_file(dir.file("a.rpf"), three_segments().bytes);
+  test::CommandResult r = cli("info " + q(dir.file("a.rpf")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("Segments: 3 intact, 0 corrupt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pid 31337 on node1: /usr/bin/trainer --epochs 3"), std::string::npos) << r.out;
+
+  r = cli("table --format csv " + q(dir.path()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "name,calls,total_us,total_pct,self_us,self_pct,avg_us,min_us,max_us\n"
+            "work,3,1500.000,100.00,1500.000,100.00,500.000,500.000,500.000\n");
+
+  r = cli("convert " + q(dir.file("a.rpf")) + " --last 1.2ms -o -");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  int zones = 0;
+  for (const auto& e : doc.at("traceEvents")) zones += e.at("ph") == "X";
+  EXPECT_EQ(zones, 2);  // the trace ends at 2.5 ms: 1.3 .. 2.5 ms touches the second and third
+
+  r = cli("convert " + q(dir.file("a.rpf")) + " -o " + q(dir.file("t.json.gz")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto gz = test::read_file(dir.file("t.json.gz"));
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(gz[0], 0x1f);
+}
+
+TEST(Cli, TruncatedFile) {
+  test::TempDir dir;
+  const Trace t = three_segments();
+  const size_t cut = t.offsets[2] + 70;  // 6 bytes into the third payload
+  test::write_file(dir.file("cut.rpf"), std::vector<uint8_t>(t.bytes.begin(), t.bytes.begin() + static_cast<std::ptrdiff_t>(cut)));
+  const test::CommandResult r = cli("info " + q(dir.file("cut.rpf")));
+  EXPECT_EQ(r.exit_code, 2);
+  const auto err = lines_of(r.err);
+  ASSERT_EQ(err.size(), 1u) << r.err;
+  EXPECT_EQ(err[0], "ringprof: " + dir.file("cut.rpf") + ": offset " + std::to_string(t.offsets[2]) +
+                        ": truncated segment: " + std::to_string(t.bytes.size() - t.offsets[2]) +
+                        " bytes expected, 70 present");
+  EXPECT_NE(r.out.find("Segments: 2 intact, 0 corrupt, 0 torn tails, 1 truncated files"), std::string::npos) << r.out;
+
+  // The table still counts the two intact zones.
+  const test::CommandResult table = cli("table --format csv " + q(dir.file("cut.rpf")));
+  EXPECT_EQ(table.exit_code, 2);
+  EXPECT_NE(table.out.find("work,2,1000.000"), std::string::npos) << table.out;
+}
+
+TEST(Cli, BitFlippedFile) {
+  test::TempDir dir;
+  Trace t = three_segments();
+  t.bytes[t.offsets[1] + format::kHeaderSize + 5] ^= 0x04;
+  test::write_file(dir.file("flip.rpf"), t.bytes);
+  const test::CommandResult r = cli("info " + q(dir.file("flip.rpf")));
+  EXPECT_EQ(r.exit_code, 2);
+  const auto err = lines_of(r.err);
+  ASSERT_EQ(err.size(), 1u) << r.err;
+  EXPECT_EQ(err[0], "ringprof: " + dir.file("flip.rpf") + ": offset " + std::to_string(t.offsets[1]) +
+                        ": payload checksum mismatch");
+  EXPECT_NE(r.out.find("Segments: 2 intact, 1 corrupt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Events: 4\n"), std::string::npos) << r.out;
+
+  // convert writes the intact zones and still says what was skipped.
+  const test::CommandResult c = cli("convert " + q(dir.file("flip.rpf")) + " -o " + q(dir.file("t.json")));
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(lines_of(c.err).size(), 1u) << c.err;
+  const auto doc = nlohmann::json::parse(test::read_text(dir.file("t.json")));
+  int zones = 0;
+  for (const auto& e : doc.at("traceEvents")) zones += e.at("ph") == "X";
+  EXPECT_EQ(zones, 2);
+}
+
+TEST(Cli, ForeignFiles) {
+  test::TempDir dir;
+  std::vector<uint8_t> noise(10000);
+  std::mt19937 rng(1);
+  for (uint8_t& b : noise) b = static_cast<uint8_t>(rng());
+  test::write_file(dir.file("noise.bin"), noise);
+  const std::string text = "#!/bin/sh\n# a shell script, long enough to hold a segment header or two\necho this is not a trace\n";
+  test::write_file(dir.file("script.sh"), std::vector<uint8_t>(text.begin(), text.end()));
+
+  for (const char* name : {"noise.bin", "script.sh"}) {
+    const test::CommandResult r = cli("info " + q(dir.file(name)));
+    EXPECT_EQ(r.exit_code, 2) << name;
+    const auto err = lines_of(r.err);
+    ASSERT_EQ(err.size(), 1u) << r.err;
+    EXPECT_EQ(err[0].rfind("ringprof: " + dir.file(name) + ": offset 0: not a ringprof file (bad magic", 0), 0u)
+        << err[0];
+  }
+  test::write_file(dir.file("short.txt"), std::vector<uint8_t>{'h', 'i', '\n'});
+  const test::CommandResult s = cli("info " + q(dir.file("short.txt")));
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_EQ(s.err, "ringprof: " + dir.file("short.txt") +
+                       ": offset 0: not a ringprof file (3 bytes, shorter than a segment header)\n");
+
+  const test::CommandResult missing = cli("info " + q(dir.file("missing.rpf")));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(lines_of(missing.err).size(), 1u);
+  EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
+}
+
+TEST(Cli, NeverCrashesOnMangledFiles) {
+  // Every single-byte corruption of a small file and every truncation: a
+  // clean exit (0 or 2), never a signal, and a problem line when not 0.
+  test::TempDir dir;
+  const Trace t = three_segments();
+  std::mt19937 rng(3);
+  for (int i = 0; i < 40; ++i) {
+    std::vector<uint8_t> bytes = t.bytes;
+    const size_t at = rng() % bytes.size();
+    if (i % 2 == 0)
+      bytes[at] = static_cast<uint8_t>(rng());
+    else
+      bytes.resize(at);
+    test::write_file(dir.file("m.rpf"), bytes);
+    const test::CommandResult r = cli("convert " + q(dir.file("m.rpf")) + " -o " + q(dir.file("m.json")));
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 2) << "exit " << r.exit_code << " at " << at << ": " << r.err;
+    if (r.exit_code == 2) {
+      EXPECT_FALSE(r.err.empty());
+    }
+    EXPECT_TRUE(nlohmann::json::accept(test::read_text(dir.file("m.json")))) << "at " << at;
+  }
+}
+
+}  // namespace
+}  // namespace ringprof

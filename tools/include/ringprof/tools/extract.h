@@ -1,0 +1,55 @@
+// ringprof/extract.h — post-incident extraction: the events of a time window
+// copied out of a rolling directory into files that decode alone.
+//
+// Every segment is decoded and the events inside the window (both ends
+// inclusive) are re-encoded through the SegmentEncoder into one new file per
+// process, which starts with a fresh file-start segment carrying the
+// process, its clock and every string, location, thread, stack and module
+// the copied events use. Location and stack ids are renumbered densely; a
+// crash segment's events come out as ordinary ones (its ringprof.crash mark
+// keeps the signal and thread).
+//
+// Zones that cross an edge of the window are clipped to it: a zone open when
+// the window begins gets a ZoneBegin at the window's first nanosecond, one
+// still open when it ends gets a ZoneEnd at its last, so the extract has only
+// events of the window yet every zone in it is whole. Zones still open where
+// the data ends (the writer is still inside them) stay open, as in the input.
+//
+// The input may be a directory a process is still writing: files listed but
+// deleted before they are read (the writer's byte budget) are skipped and
+// counted, a `.part` file sealed meanwhile is followed to its new name, one
+// still growing is read up to its size at the moment it is opened, and its
+// torn last frame is not an error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/trace_reader.h"
+
+namespace ringprof {
+
+struct ExtractOptions {
+  WindowSpec window;
+  std::string output_dir;  // created if missing; existing files are never replaced
+  int zstd_level = 3;
+};
+
+struct ExtractResult {
+  bool ok = false;
+  std::string error;                // why nothing (or not everything) was written
+  TimeWindow window;                // as resolved, CLOCK_MONOTONIC ns
+  std::vector<std::string> files;   // written
+  uint64_t events = 0;              // written, clipping events included
+  uint64_t segments = 0;
+  uint64_t clipped_zones = 0;       // zone edges added at the window's ends
+  uint64_t vanished_files = 0;      // deleted under us
+  uint64_t torn_tails = 0;          // growing `.part` files cut mid-frame
+  std::vector<Problem> problems;    // real damage (not the two above)
+};
+
+ExtractResult extract_window(const std::vector<std::string>& inputs, const ExtractOptions& options);
+
+}  // namespace ringprof

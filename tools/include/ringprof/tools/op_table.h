@@ -1,0 +1,90 @@
+// ringprof/op_table.h — per-name zone aggregates, in the manner of
+// torch.profiler's key_averages().table().
+//
+// For every zone name: calls, total (inclusive) time, self time (total minus
+// the time of its direct child zones), average, min and max of the inclusive
+// time, and two percentages over the sum of all self times (self % adds up to
+// 100; total % is the same denominator, as torch computes it). Zones still
+// open at the end count to their thread's last timestamp, as in convert.
+// Nothing but the open-zone stacks and one row per distinct name is kept
+// (and, when the files hold memory events, the blocks still live).
+//
+// Memory, as torch.profiler's "Self CPU Mem" / "CPU Mem": for files with
+// Alloc/Free events (the detailed level), bytes allocated minus bytes freed
+// on the zone's thread while it was open, by memory events inside the
+// window: self while it was the innermost zone, total including the zones
+// inside it. A free of unknown size takes the size of its allocation
+// (memory_pairing.h); one whose allocation is not in the window counts its
+// own size (0 when unknown) and is reported as unmatched.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/trace_reader.h"
+
+namespace ringprof {
+
+enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTotal, SelfMem, Mem };
+// "name", "calls", "total", "self", "avg", "min", "max", "self_gpu", "gpu", "self_mem", "mem".
+std::optional<TableColumn> parse_table_column(const std::string& text);
+
+struct TableOptions {
+  WindowSpec window;                 // zones overlapping it count whole
+  TableColumn sort = TableColumn::Total;  // descending, except Name (ascending)
+  size_t top = 0;                    // 0: every row
+  std::string thread;                // "" all; else a thread name, or a kernel tid in decimal
+};
+
+struct TableRow {
+  std::string name;
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t self_ns = 0;
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  // GPU work (kernels, copies, sets) the zone launched: directly (its parent
+  // is this zone) and in total (launched anywhere inside it). A row may be an
+  // NVTX range name with GPU columns only.
+  uint64_t gpu_self_ns = 0;
+  uint64_t gpu_total_ns = 0;
+  // Bytes allocated minus bytes freed inside the zone (see above).
+  int64_t self_mem = 0;
+  int64_t mem = 0;
+  uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
+};
+
+struct TableResult {
+  std::vector<TableRow> rows;        // sorted, cut to `top`
+  uint64_t sum_self_ns = 0;          // over every row, before the cut: the % denominator
+  uint64_t zones = 0;                // zones counted
+  uint64_t unmatched_zone_ends = 0;
+  uint64_t unterminated_zones = 0;
+  bool has_gpu = false;              // the files hold GPU work: GPU columns are shown
+  uint64_t sum_gpu_ns = 0;           // all GPU work in the window
+  uint64_t gpu_outside_zones_ns = 0; // launched outside any zone, or by a call not in the files
+  bool has_memory = false;           // memory events in the window: memory columns are shown
+  uint64_t mem_allocated = 0;        // bytes, every memory event in the window
+  uint64_t mem_freed = 0;
+  int64_t mem_outside_zones = 0;     // net bytes of events with no zone open on their thread
+  uint64_t unmatched_frees = 0;
+};
+
+TableResult compute_table(TraceReader& reader, const TableOptions& options);
+
+// Sorts rows in place by `column` (ties broken by name, so output is stable).
+void sort_table_rows(std::vector<TableRow>& rows, TableColumn column);
+
+// `part` as a percentage of `whole` with two decimals ("12.34"); "0.00" when
+// whole is 0.
+std::string format_percent(uint64_t part, uint64_t whole);
+
+enum class TableFormat { Text, Csv };
+// Text: aligned columns, times in microseconds with three decimals, a total
+// line below. CSV: a header row and one row per name, same units.
+std::string format_table(const TableResult& table, TableFormat format);
+
+}  // namespace ringprof

@@ -1,0 +1,39 @@
+// ringprof/trace_window.h — a WindowSpec resolved against the files it is for:
+// the trace's time range (frame headers only), the wall-clock offset of its
+// processes, and for --window-id the ringprof.window.begin/end marks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/trace_reader.h"
+
+namespace ringprof {
+
+// The absolute window (CLOCK_MONOTONIC ns). nullopt with *error set when the
+// spec cannot be resolved (a window id no file marks, a wall-clock time with
+// no process start to map it). An empty spec is the unbounded window.
+//
+// A window id is looked up by decoding every segment once: its begin is the
+// ringprof.window.begin mark of that id, its end the ringprof.window.end mark
+// (the end of the data while the window is still open). When several
+// processes have a window of that id the span covers all of them.
+std::optional<TimeWindow> resolve_trace_window(TraceReader& reader, const WindowSpec& spec, std::string* error);
+
+// A window as recorded by the marks.
+struct MarkedWindow {
+  uint32_t pid = 0;
+  uint64_t id = 0;
+  uint64_t warmup_ns = 0;   // 0: no warmup
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;      // 0: still open at the end of the data
+  bool triggered = false;   // opened by `ringprof trigger` / request_window()
+  uint64_t steps = 0;       // Step events between begin and end
+};
+// Every window the files mark, by process then begin time.
+std::vector<MarkedWindow> find_marked_windows(TraceReader& reader);
+
+}  // namespace ringprof

@@ -1,0 +1,338 @@
+// extract: decode → keep the window → re-encode with a fresh file start.
+#include "ringprof/tools/extract.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <unordered_map>
+
+#include "ringprof/segment_codec.h"
+#include "ringprof/tools/trace_window.h"
+
+namespace ringprof {
+namespace {
+
+std::string utc_stamp(uint64_t realtime_ns) {
+  const time_t secs = static_cast<time_t>(realtime_ns / 1000000000ull);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y%m%dT%H%M%S", &tm);
+  return buf;
+}
+
+class Extractor final : public SegmentVisitor {
+ public:
+  Extractor(const ExtractOptions& options, TimeWindow window, ExtractResult& result)
+      : options_(options), window_(window), result_(result), encoder_(options.zstd_level) {}
+
+  bool failed() const { return failed_; }
+
+  void begin_process(const ProcessState& p) override {
+    process_ = &p;
+    fd_ = -1;
+    have_clock_ = false;
+    clock_ = ClockCalibration{};
+    sequence_ = 0;
+    loc_map_.clear();
+    locations_.clear();
+    stack_map_.clear();
+    stacks_.clear();
+    threads_.clear();
+    zones_.clear();
+    sampler_version_ = 0;
+    last_sampler_.reset();
+  }
+
+  void segment(const SegmentView& view) override {
+    if (failed_) return;
+    const DecodedSegment& seg = view.segment;
+    if (seg.clock && !have_clock_) {
+      clock_ = *seg.clock;
+      have_clock_ = true;
+    }
+    events_.clear();
+    runs_.clear();
+    for (const DecodedEvent& e : seg.events) {
+      ZoneState& z = zones_[e.thread_index];
+      if (e.ts_ns < window_.begin_ns) {
+        track(z, e);
+        continue;
+      }
+      if (e.ts_ns > window_.end_ns) {
+        if (!z.closed) {
+          if (!z.entered) enter(z, e.thread_index);
+          close(z, e.thread_index);
+        }
+        continue;
+      }
+      if (!z.entered) enter(z, e.thread_index);
+      if (z.closed) continue;
+      add(e.thread_index, e.ts_ns, e.kind, e.loc, e.value, e.address);
+      track(z, e);
+    }
+    // Drops reported by a segment that overlaps the window belong to it.
+    drops_.clear();
+    if (seg.header.last_ns >= window_.begin_ns && seg.header.first_ns <= window_.end_ns) {
+      for (const DecodedThread& t : seg.threads)
+        if (t.dropped_ring || t.dropped_io || t.samples_lost) drops_.push_back(t);
+    }
+    if (events_.empty() && drops_.empty()) return;
+    write_batch();
+  }
+
+  void end_process(const ProcessState&) override {
+    if (fd_ >= 0) finish_file();
+    process_ = nullptr;
+  }
+
+ private:
+  struct ZoneState {
+    std::vector<uint32_t> open;  // input location ids, outermost first
+    bool entered = false;        // the window has begun for this thread
+    bool closed = false;         // and ended
+  };
+
+  void track(ZoneState& z, const DecodedEvent& e) {
+    if (e.kind == EventKind::ZoneBegin) z.open.push_back(e.loc);
+    else if (e.kind == EventKind::ZoneEnd && !z.open.empty()) z.open.pop_back();
+  }
+  void enter(ZoneState& z, uint32_t thread) {
+    z.entered = true;
+    for (uint32_t loc : z.open) {
+      add(thread, window_.begin_ns, EventKind::ZoneBegin, loc, 0);
+      ++result_.clipped_zones;
+    }
+  }
+  void close(ZoneState& z, uint32_t thread) {
+    z.closed = true;
+    for (size_t i = 0; i < z.open.size(); ++i) {
+      add(thread, window_.end_ns, EventKind::ZoneEnd, 0, 0);
+      ++result_.clipped_zones;
+    }
+  }
+
+  uint32_t map_location(uint32_t id) {
+    if (id == 0) return 0;
+    auto [it, inserted] = loc_map_.try_emplace(id, 0);
+    if (inserted) {
+      Location l;
+      if (const Location* src = process_->location(id)) l = *src;
+      else l.name = process_->location_name(id);
+      l.id = static_cast<uint32_t>(locations_.size() + 1);
+      locations_.push_back(std::move(l));
+      it->second = locations_.back().id;
+    }
+    return it->second;
+  }
+  uint32_t map_stack(uint32_t id) {
+    if (id == 0) return 0;
+    const StackTrace* src = process_->stack(id);
+    if (!src) return 0;
+    auto [it, inserted] = stack_map_.try_emplace(id, 0);
+    if (inserted) {
+      StackTrace s = *src;
+      s.id = static_cast<uint32_t>(stacks_.size() + 1);
+      stacks_.push_back(std::move(s));
+      it->second = stacks_.back().id;
+    }
+    return it->second;
+  }
+
+  void add(uint32_t thread, uint64_t ts, EventKind kind, uint32_t loc, uint64_t value, uint64_t address = 0) {
+    Event out{};
+    out.ts = ts;
+    out.kind = kind;
+    if (kind_has_location(kind)) out.loc = map_location(loc);
+    else if (kind_has_stack(kind)) out.loc = map_stack(loc);
+    out.p1 = value;
+    out.p0 = address;  // memory events' address (sinks read p0 of no other kind)
+    if (runs_.empty() || runs_.back().thread_index != thread)
+      runs_.push_back(EventRun{thread, static_cast<uint32_t>(events_.size()), 0});
+    ++runs_.back().count;
+    events_.push_back(out);
+  }
+
+  ThreadInfo& thread_info(uint32_t index) {
+    ThreadInfo& t = threads_[index];
+    t.index = index;
+    const ThreadState* src = process_->thread(index);
+    const std::string name = src ? src->name : std::string();
+    t.tid = src ? src->tid : index;
+    if (t.name_version == 0 || t.name != name) {
+      t.name = name;
+      ++t.name_version;  // the encoder restates a thread's name when this changes
+    }
+    return t;
+  }
+
+  bool open_file() {
+    const ProcessState& p = *process_;
+    SessionInfo s;
+    s.pid = p.pid;
+    s.hostname = p.hostname;
+    s.command_line = p.command_line;
+    s.start_monotonic_ns = p.start_monotonic_ns;
+    s.start_realtime_ns = p.start_realtime_ns;
+    s.clock = clock_;
+    s.ringprof_version = p.ringprof_version;
+    const std::string base = options_.output_dir + "/ringprof-" + std::to_string(p.pid) + "-" +
+                             utc_stamp(p.start_realtime_ns) + "-extract";
+    part_path_ = base + ".rpf.part";
+    final_path_ = base + ".rpf";
+    struct stat st;
+    if (lstat(final_path_.c_str(), &st) == 0) return fail(final_path_ + ": exists; extract into an empty directory");
+    fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) return fail(part_path_ + ": " + std::strerror(errno));
+    encoder_.start_file(s);
+    return true;
+  }
+
+  void write_batch() {
+    if (fd_ < 0 && !open_file()) return;
+    batch_threads_.clear();
+    std::map<uint32_t, ThreadInfo> named;
+    for (const EventRun& r : runs_) named[r.thread_index] = thread_info(r.thread_index);
+    for (const DecodedThread& d : drops_) {
+      ThreadInfo t = named.count(d.index) ? named[d.index] : thread_info(d.index);
+      t.dropped_ring = d.dropped_ring;
+      t.dropped_io = d.dropped_io;
+      t.samples_lost = d.samples_lost;
+      named[d.index] = t;
+    }
+    for (auto& [index, t] : named) batch_threads_.push_back(t);
+    modules_.clear();
+    for (const auto& [id, m] : process_->modules) {
+      ModuleInfo copy = m;
+      copy.id = static_cast<uint32_t>(modules_.size() + 1);
+      modules_.push_back(std::move(copy));
+    }
+    if (process_->sampler && (!last_sampler_ || last_sampler_->mechanism != process_->sampler->mechanism ||
+                              last_sampler_->detail != process_->sampler->detail ||
+                              last_sampler_->hz != process_->sampler->hz)) {
+      last_sampler_ = process_->sampler;
+      last_sampler_->version = ++sampler_version_;
+    }
+    Batch b;
+    b.sequence = sequence_++;
+    b.events = events_;
+    b.runs = runs_;
+    b.threads = batch_threads_;
+    b.locations = locations_;
+    b.stacks = stacks_;
+    b.modules = modules_;
+    b.sampler = last_sampler_ ? &*last_sampler_ : nullptr;
+    set_time_range(b);
+    frame_.clear();
+    if (encoder_.encode(b, frame_) == 0) {
+      fail("cannot encode a segment (out of memory?)");
+      return;
+    }
+    const uint8_t* p = frame_.data();
+    size_t left = frame_.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        fail(part_path_ + ": " + std::strerror(n < 0 ? errno : EIO));
+        return;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    result_.events += events_.size();
+    ++result_.segments;
+  }
+
+  void finish_file() {
+    ::close(fd_);
+    fd_ = -1;
+    if (failed_) {
+      unlink(part_path_.c_str());
+      return;
+    }
+    if (::rename(part_path_.c_str(), final_path_.c_str()) != 0) {
+      fail(final_path_ + ": " + std::strerror(errno));
+      return;
+    }
+    result_.files.push_back(final_path_);
+  }
+
+  bool fail(const std::string& why) {
+    if (!failed_) result_.error = why;
+    failed_ = true;
+    return false;
+  }
+
+  const ExtractOptions& options_;
+  const TimeWindow window_;
+  ExtractResult& result_;
+  SegmentEncoder encoder_;
+  bool failed_ = false;
+
+  const ProcessState* process_ = nullptr;
+  int fd_ = -1;
+  std::string part_path_, final_path_;
+  bool have_clock_ = false;
+  ClockCalibration clock_;
+  uint64_t sequence_ = 0;
+  std::unordered_map<uint32_t, uint32_t> loc_map_, stack_map_;
+  std::vector<Location> locations_;
+  std::vector<StackTrace> stacks_;
+  std::vector<ModuleInfo> modules_;
+  std::unordered_map<uint32_t, ThreadInfo> threads_;
+  std::unordered_map<uint32_t, ZoneState> zones_;
+  std::optional<SamplerState> last_sampler_;
+  uint32_t sampler_version_ = 0;
+
+  std::vector<Event> events_;
+  std::vector<EventRun> runs_;
+  std::vector<ThreadInfo> batch_threads_;
+  std::vector<DecodedThread> drops_;
+  std::vector<uint8_t> frame_;
+};
+
+}  // namespace
+
+ExtractResult extract_window(const std::vector<std::string>& inputs, const ExtractOptions& options) {
+  ExtractResult result;
+  if (options.output_dir.empty()) {
+    result.error = "no output directory";
+    return result;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.output_dir, ec);
+  if (ec) {
+    result.error = options.output_dir + ": " + ec.message();
+    return result;
+  }
+  TraceReader reader(inputs);
+  std::string error;
+  const std::optional<TimeWindow> window = resolve_trace_window(reader, options.window, &error);
+  if (!window) {
+    result.error = error;
+    return result;
+  }
+  result.window = *window;
+  Extractor extractor(options, *window, result);
+  reader.read(extractor);
+  // What a live writer does to its directory is expected, not damage.
+  for (const Problem& p : reader.problems()) {
+    const bool live_part = p.kind == ProblemKind::TornTail;
+    if (p.kind == ProblemKind::Vanished) ++result.vanished_files;
+    else if (live_part) ++result.torn_tails;
+    else result.problems.push_back(p);
+  }
+  result.ok = !extractor.failed();
+  return result;
+}
+
+}  // namespace ringprof

@@ -1,0 +1,94 @@
+#include "ringprof/tools/trace_window.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ringprof/ops.h"
+
+namespace ringprof {
+
+std::vector<MarkedWindow> find_marked_windows(TraceReader& reader) {
+  std::vector<MarkedWindow> out;
+  std::map<std::pair<size_t, uint64_t>, size_t> open;  // (process, id) → index in out
+  reader.read([&](const SegmentView& v) {
+    for (const DecodedEvent& e : v.segment.events) {
+      if (e.kind == EventKind::Step) {
+        for (auto& [key, index] : open)
+          if (key.first == v.process.index && out[index].begin_ns != 0 && out[index].end_ns == 0) ++out[index].steps;
+        continue;
+      }
+      if (e.kind != EventKind::Mark) continue;
+      const std::string name = v.process.location_name(e.loc);
+      const bool warmup = name == kMarkWindowWarmup, begin = name == kMarkWindowBegin, end = name == kMarkWindowEnd,
+                 trigger = name == kMarkTrigger;
+      if (!warmup && !begin && !end && !trigger) continue;
+      const auto key = std::make_pair(v.process.index, e.value);
+      auto it = open.find(key);
+      if (it == open.end()) {
+        if (end) continue;  // its begin was in a file already deleted
+        MarkedWindow w;
+        w.pid = v.process.pid;
+        w.id = e.value;
+        it = open.emplace(key, out.size()).first;
+        out.push_back(w);
+      }
+      MarkedWindow& w = out[it->second];
+      if (warmup) w.warmup_ns = e.ts_ns;
+      if (trigger) w.triggered = true;
+      if (begin) w.begin_ns = e.ts_ns;
+      if (end) {
+        w.end_ns = e.ts_ns;
+        open.erase(it);
+      }
+    }
+  });
+  std::stable_sort(out.begin(), out.end(), [](const MarkedWindow& a, const MarkedWindow& b) {
+    return std::tie(a.pid, a.begin_ns) < std::tie(b.pid, b.begin_ns);
+  });
+  return out;
+}
+
+std::optional<TimeWindow> resolve_trace_window(TraceReader& reader, const WindowSpec& spec, std::string* error) {
+  TimeWindow w;
+  if (spec.empty()) return w;
+  if (spec.window_id) {
+    bool found = false;
+    for (const MarkedWindow& m : find_marked_windows(reader)) {
+      if (m.id != *spec.window_id || m.begin_ns == 0) continue;
+      const uint64_t end = m.end_ns ? m.end_ns : UINT64_MAX;
+      w.begin_ns = found ? std::min(w.begin_ns, m.begin_ns) : m.begin_ns;
+      w.end_ns = found ? std::max(w.end_ns, end) : end;
+      found = true;
+    }
+    if (!found) {
+      if (error) *error = "no window " + std::to_string(*spec.window_id) + " is marked in the files";
+      return std::nullopt;
+    }
+    return w;
+  }
+  const auto range = reader.time_range();
+  const bool wall = spec.from_wall_ns || spec.to_wall_ns || (spec.around && spec.around->wall);
+  int64_t offset = 0;
+  if (wall) {
+    // CLOCK_REALTIME - CLOCK_MONOTONIC is one value for the whole machine, so
+    // any process's start pair gives it.
+    bool known = false;
+    for (const ProcessState& p : reader.processes()) {
+      if (!p.start_known || p.start_realtime_ns == 0) continue;
+      offset = static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_monotonic_ns);
+      known = true;
+      break;
+    }
+    if (!known) {
+      if (error) *error = "no file says when its process started: wall-clock times cannot be placed";
+      return std::nullopt;
+    }
+  }
+  if (!range) {
+    // No events at all: any window is empty, but still a window.
+    return resolve_window(spec, 0, 0, offset);
+  }
+  return resolve_window(spec, range->first, range->second, offset);
+}
+
+}  // namespace ringprof

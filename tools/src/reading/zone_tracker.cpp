@@ -1,0 +1,80 @@
+#include "ringprof/tools/zone_tracker.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ringprof {
+
+void ZoneTracker::add(const DecodedEvent& e) {
+  Thread& t = threads_[e.thread_index];
+  t.last_ns = std::max(t.last_ns, e.ts_ns);
+  if (e.kind == EventKind::ZoneBegin) {
+    if (t.stack.size() >= kMaxDepth) {
+      ++t.overflow;
+      return;
+    }
+    t.stack.push_back(Open{e.ts_ns, 0, e.loc});
+  } else if (e.kind == EventKind::ZoneEnd) {
+    if (t.overflow > 0) {
+      --t.overflow;
+      return;
+    }
+    if (t.stack.empty()) {
+      ++unmatched_ends_;
+      return;
+    }
+    close_top(e.thread_index, t, e.ts_ns, false);
+  }
+}
+
+void ZoneTracker::close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, bool unterminated) {
+  const Open open = t.stack.back();
+  t.stack.pop_back();
+  ClosedZone z;
+  z.thread_index = thread_index;
+  z.loc = open.loc;
+  z.begin_ns = open.begin_ns;
+  z.end_ns = std::max(end_ns, open.begin_ns);  // a clock step backwards gives 0, not 2^64
+  z.children_ns = open.children_ns;
+  z.depth = static_cast<uint32_t>(t.stack.size());
+  z.unterminated = unterminated;
+  z.self_mem = open.self_mem;
+  z.mem = open.self_mem + open.children_mem;
+  if (!t.stack.empty()) {
+    t.stack.back().children_ns += z.duration_ns();
+    t.stack.back().children_mem += z.mem;
+  }
+  on_close_(z);
+}
+
+bool ZoneTracker::add_memory(uint32_t thread_index, int64_t bytes) {
+  auto it = threads_.find(thread_index);
+  if (it == threads_.end() || it->second.stack.empty()) return false;
+  it->second.stack.back().self_mem += bytes;
+  return true;
+}
+
+uint32_t ZoneTracker::innermost(uint32_t thread_index) const {
+  auto it = threads_.find(thread_index);
+  return it == threads_.end() || it->second.stack.empty() ? 0 : it->second.stack.back().loc;
+}
+
+void ZoneTracker::finish() {
+  // Thread order is made deterministic (by index) so output is reproducible.
+  std::map<uint32_t, Thread*> ordered;
+  for (auto& [index, t] : threads_) ordered.emplace(index, &t);
+  for (auto& [index, t] : ordered) {
+    while (!t->stack.empty()) {
+      ++unterminated_;
+      close_top(index, *t, t->last_ns, true);
+    }
+  }
+  threads_.clear();
+}
+
+uint64_t ZoneTracker::last_ts(uint32_t thread_index) const {
+  auto it = threads_.find(thread_index);
+  return it == threads_.end() ? 0 : it->second.last_ns;
+}
+
+}  // namespace ringprof
