@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "support/named_events.h"
+#include "support/trace_builder.h"
 #include "ringprof/control_file.h"
 #include "ringprof/tools/extract.h"
 #include "ringprof/ops.h"
@@ -269,6 +270,42 @@ TEST(Extract, LastWindowFromALiveRotatingDirectoryIsExact) {
     EXPECT_GT(got.size(), 1000u) << "300 ms of steps of 10 us work each";
     EXPECT_GE(last_seen - t.result.window.begin_ns, 250'000'000u);
   }
+}
+
+// The layout a loaded machine produces for a triggered window: the drainer
+// marks its begin, but its ring is drained after the stepping thread's, which
+// holds the window's end. The file holds the end first; extract --window-id
+// must still end the window there, not run on to the end of the data.
+TEST(Extract, WindowIdPairsMarksByIdNotByFileOrder) {
+  TempDir dir;
+  ringprof::testing::TraceBuilder b;
+  const uint32_t app = b.thread(100, "server");
+  const uint32_t drainer = b.thread(101, "ringprof-drain");
+  const uint32_t trig = b.location(kMarkTrigger), begin = b.location(kMarkWindowBegin),
+                 end = b.location(kMarkWindowEnd);
+  const uint64_t t0 = 2'000'000'000ull, us = 1000;
+  for (uint64_t n = 1; n <= 5; ++n) b.step(app, t0 + n * 300 * us, n);
+  b.flush();
+  // Window 7: begin at 1.6 ms (drainer), end at 3.1 ms (app, before step 10).
+  for (uint64_t n = 6; n <= 9; ++n) b.step(app, t0 + n * 300 * us, n);
+  b.mark(app, t0 + 3100 * us, end, 7);
+  for (uint64_t n = 10; n <= 20; ++n) b.step(app, t0 + n * 300 * us + 200 * us, n);
+  b.mark(drainer, t0 + 1600 * us, trig, 7);
+  b.mark(drainer, t0 + 1600 * us, begin, 7);
+  b.flush();
+  write_file(dir.file("in.rpf"), b.bytes());
+
+  ExtractOptions o;
+  o.window.window_id = 7;
+  o.output_dir = dir.file("x");
+  const ExtractResult r = extract_window({dir.file("in.rpf")}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.window.begin_ns, t0 + 1600 * us);
+  EXPECT_EQ(r.window.end_ns, t0 + 3100 * us);
+  std::vector<uint64_t> steps;
+  for (const NamedEvent& e : read_named({o.output_dir}).events)
+    if (e.kind == EventKind::Step) steps.push_back(e.value);
+  EXPECT_EQ(steps, (std::vector<uint64_t>{6, 7, 8, 9}));
 }
 
 TEST(Extract, SurvivesFilesDeletedUnderIt) {

@@ -8,40 +8,37 @@
 namespace ringprof {
 
 std::vector<MarkedWindow> find_marked_windows(TraceReader& reader) {
-  std::vector<MarkedWindow> out;
-  std::map<std::pair<size_t, uint64_t>, size_t> open;  // (process, id) → index in out
+  // Marks are paired by (process, id), never by the order they are read in.
+  // File order is not time order across threads: a segment groups events by
+  // thread, and one thread's ring can be drained a round later than
+  // another's. A triggered window's begin is marked by the drainer thread
+  // (which polls the request) and its end by the stepping thread, so when
+  // the drainer is slow (a loaded machine) the end can be read first; the
+  // end must still close that window, not be taken for the end of a window
+  // whose begin was deleted and leave the window open to the end of the data.
+  std::map<std::pair<size_t, uint64_t>, MarkedWindow> found;  // (process, id) → its marks
   reader.read([&](const SegmentView& v) {
     for (const DecodedEvent& e : v.segment.events) {
-      if (e.kind == EventKind::Step) {
-        for (auto& [key, index] : open)
-          if (key.first == v.process.index && out[index].begin_ns != 0 && out[index].end_ns == 0) ++out[index].steps;
-        continue;
-      }
       if (e.kind != EventKind::Mark) continue;
       const std::string name = v.process.location_name(e.loc);
       const bool warmup = name == kMarkWindowWarmup, begin = name == kMarkWindowBegin, end = name == kMarkWindowEnd,
                  trigger = name == kMarkTrigger;
       if (!warmup && !begin && !end && !trigger) continue;
-      const auto key = std::make_pair(v.process.index, e.value);
-      auto it = open.find(key);
-      if (it == open.end()) {
-        if (end) continue;  // its begin was in a file already deleted
-        MarkedWindow w;
-        w.pid = v.process.pid;
-        w.id = e.value;
-        it = open.emplace(key, out.size()).first;
-        out.push_back(w);
-      }
-      MarkedWindow& w = out[it->second];
+      MarkedWindow& w = found[std::make_pair(v.process.index, e.value)];
+      w.pid = v.process.pid;
+      w.id = e.value;
       if (warmup) w.warmup_ns = e.ts_ns;
       if (trigger) w.triggered = true;
       if (begin) w.begin_ns = e.ts_ns;
-      if (end) {
-        w.end_ns = e.ts_ns;
-        open.erase(it);
-      }
+      if (end) w.end_ns = e.ts_ns;
     }
   });
+  std::vector<MarkedWindow> out;
+  for (const auto& [key, w] : found) {
+    // An end alone: the marks that opened it were in a file already deleted.
+    if (w.warmup_ns == 0 && w.begin_ns == 0 && !w.triggered) continue;
+    out.push_back(w);
+  }
   std::stable_sort(out.begin(), out.end(), [](const MarkedWindow& a, const MarkedWindow& b) {
     return std::tie(a.pid, a.begin_ns) < std::tie(b.pid, b.begin_ns);
   });

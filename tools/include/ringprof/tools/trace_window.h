@@ -23,7 +23,9 @@ namespace ringprof {
 // processes have a window of that id the span covers all of them.
 std::optional<TimeWindow> resolve_trace_window(TraceReader& reader, const WindowSpec& spec, std::string* error);
 
-// A window as recorded by the marks.
+// A window as recorded by the marks, paired by process and id whatever the
+// order the files hold them in (marks of one window may come from different
+// threads, and file order is not time order across threads).
 struct MarkedWindow {
   uint32_t pid = 0;
   uint64_t id = 0;
@@ -31,7 +33,6 @@ struct MarkedWindow {
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;      // 0: still open at the end of the data
   bool triggered = false;   // opened by `ringprof trigger` / request_window()
-  uint64_t steps = 0;       // Step events between begin and end
 };
 // Every window the files mark, by process then begin time.
 std::vector<MarkedWindow> find_marked_windows(TraceReader& reader);
