@@ -1,4 +1,4 @@
-// tools/testing/owned_batch.h — a Batch for tests and benchmarks that owns
+// tests/support/owned_batch.h — a Batch for tests and benchmarks that owns
 // what it points to, so hand-built events, runs, threads and locations can be
 // handed to a sink or an encoder. Header-only, test and benchmark use only.
 #pragma once

@@ -1,4 +1,4 @@
-// tools/testing/trace_builder.h — builds ringprof files by hand for the tools
+// tests/support/trace_builder.h — builds ringprof files by hand for the tools
 // tests: Batches with chosen events, locations and threads, encoded through
 // the real SegmentEncoder (so files are exactly what the sink writes), one
 // segment per flush(), one file per new_file(). Header-only, test use only.
