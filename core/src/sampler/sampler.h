@@ -70,7 +70,6 @@ class Sampler {
 
   // Samples taken so far: delivered, waiting, or lost.
   uint64_t taken() const noexcept;
-  size_t threads_covered() const noexcept { return perf_.size() + timers_.size(); }
 
  private:
   enum class Mechanism : uint8_t { Off, Perf, Timer };

@@ -175,7 +175,6 @@ void GpuTraceWriter::segment(const SegmentView& view) {
         }
         complete(kernel_name(name.empty() ? "<unnamed kernel>" : name), "kernel", a.start_ns, dur, tid, args);
         flow("f", a.start_ns, tid, a.correlation);
-        ++kernels_;
         break;
       }
       case GpuKind::Memcpy:

@@ -26,7 +26,6 @@ class GpuTraceWriter {
 
   void begin_process(const ProcessState& p);
   void segment(const SegmentView& view);
-  uint64_t kernels_written() const { return kernels_; }
 
  private:
   void track(uint32_t tid, const std::string& name, uint32_t sort_index);
@@ -42,7 +41,6 @@ class GpuTraceWriter {
   std::map<uint32_t, int64_t> allocated_;  // device -> bytes allocated
   std::unordered_map<std::string, std::string> demangled_;
   std::string line_;
-  uint64_t kernels_ = 0;
 };
 
 }  // namespace ringprof::internal

@@ -72,9 +72,4 @@ void ZoneTracker::finish() {
   threads_.clear();
 }
 
-uint64_t ZoneTracker::last_ts(uint32_t thread_index) const {
-  auto it = threads_.find(thread_index);
-  return it == threads_.end() ? 0 : it->second.last_ns;
-}
-
 }  // namespace ringprof

@@ -45,10 +45,12 @@ std::string format_text_table(const TextRow& header, const std::vector<TextRow>&
 
 std::string format_csv_table(const TextRow& header, const std::vector<TextRow>& rows) {
   std::string out;
-  for (size_t c = 0; c < header.size(); ++c) out += (c ? "," : "") + header[c];
+  // Appended piece by piece: "," + std::string trips a GCC 12 -Wrestrict
+  // false positive at -O3, and it copies less.
+  for (size_t c = 0; c < header.size(); ++c) out.append(c ? "," : "").append(header[c]);
   out += "\n";
   for (const TextRow& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) out += (c ? "," : "") + csv_field(row[c]);
+    for (size_t c = 0; c < row.size(); ++c) out.append(c ? "," : "").append(csv_field(row[c]));
     out += "\n";
   }
   return out;

@@ -53,8 +53,6 @@ class ZoneTracker {
 
   uint64_t unmatched_ends() const { return unmatched_ends_; }
   uint64_t unterminated() const { return unterminated_; }
-  // Last timestamp seen on a thread (0 if none).
-  uint64_t last_ts(uint32_t thread_index) const;
 
  private:
   struct Open {
