@@ -13,6 +13,10 @@
 // Because a sink may fail to store a frame (disk full), the encoder keeps a
 // record of what its last encode() added, and rollback_last() forgets it, so
 // the next frame restates those items and the file stays self-contained.
+//
+// Each table of the Segment has one encode_<table> here and one
+// decode_<table> in segment_decoder.cpp, defined in the order of
+// schemas/segment.fbs; the GPU tables have theirs in gpu_codec.cpp.
 #include <zstd.h>
 
 #include <algorithm>
@@ -28,6 +32,9 @@
 namespace ringprof {
 
 namespace {
+
+template <typename T>
+using VectorOffset = flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<T>>>;
 
 // Which ids of a per-file table (locations, stacks, modules) the current file
 // already states. Ids are dense from 1, so a flag per id answers the
@@ -82,12 +89,25 @@ struct SegmentEncoder::State {
     gpu_codec::Undo gpu;
   } undo;
 
+  // A location new in this file, its strings interned.
+  struct LocationIds {
+    uint32_t id, name, function, file, line;
+  };
+  // A module new in this file, its path interned.
+  struct ModuleIds {
+    const ModuleInfo* module;
+    uint32_t path;
+  };
+
   // Scratch reused across segments so steady-state encoding does not allocate.
   flatbuffers::FlatBufferBuilder fbb{64 * 1024};
   std::vector<uint32_t> run_thread, run_count;
   std::vector<uint8_t> kinds, ts, locs, values, addresses;
   std::vector<uint32_t> new_locations;
   std::vector<uint32_t> new_stacks;
+  std::vector<LocationIds> new_location_ids;
+  std::vector<ModuleIds> new_modules;
+  std::vector<flatbuffers::Offset<fb::Thread>> thread_tables;
   std::vector<uint8_t> frame_bytes;
   gpu_codec::Encoder gpu_encoder;
 
@@ -115,77 +135,321 @@ struct SegmentEncoder::State {
     return id;
   }
 
-  // Fills the event columns from the batch's runs; returns the events kept.
-  // Kept apart from encode(), and `flatten` inlines every helper it calls
-  // (refer, varint, the vectors' appends): left to its heuristics, the
-  // compiler stopped inlining them whenever another column was added (the
-  // stack and GPU tables, then the address column), and each time encoding
-  // fell from ~115 to 70-95 M events/s.
-  __attribute__((flatten)) uint32_t encode_events(const Batch& batch, uint64_t base_ns) {
-    uint32_t event_count = 0;
-    for (const EventRun& run : batch.runs) {
-      // Runs are meant to cover `events` exactly; clamp anyway rather than read
-      // out of bounds if a caller gets that wrong.
-      if (run.begin >= batch.events.size()) continue;
-      const size_t end = std::min<size_t>(batch.events.size(), size_t{run.begin} + run.count);
-      uint32_t written = 0;
-      uint64_t prev = base_ns;
-      uint64_t prev_address = 0;
-      for (size_t i = run.begin; i < end; ++i) {
-        const Event& e = batch.events[i];
-        // The drainer consumes these before a batch is formed; a file must
-        // never hold them (the decoder rejects them).
-        if (e.kind == EventKind::Continuation || e.kind == EventKind::ThreadName ||
-            static_cast<uint8_t>(e.kind) >= kEventKindCount)
-          continue;
-        kinds.push_back(static_cast<uint8_t>(e.kind));
-        // Wrapping subtraction, reinterpreted as signed: out-of-order events
-        // give a small negative delta, which zigzag keeps short.
-        varint::put(ts, varint::zigzag(static_cast<int64_t>(e.ts - prev)));
-        prev = e.ts;
-        if (kind_has_location(e.kind)) {
-          varint::put(locs, refer(e.loc, batch.locations, locations_written, undo.locations, new_locations));
-        } else if (kind_has_stack(e.kind)) {
-          varint::put(locs, refer(e.loc, batch.stacks, stacks_written, undo.stacks, new_stacks));
-        }
-        if (e.kind == EventKind::Counter) {
-          for (int b = 0; b < 8; ++b) values.push_back(static_cast<uint8_t>(e.p1 >> (8 * b)));
-        } else if (kind_has_value(e.kind)) {
-          varint::put(values, e.p1);
-        }
-        if (kind_is_memory(e.kind)) {
-          // An allocator hands out neighbouring blocks: deltas stay short.
-          varint::put(addresses, varint::zigzag(static_cast<int64_t>(e.p0 - prev_address)));
-          prev_address = e.p0;
-        }
-        ++written;
-      }
-      if (written == 0) continue;
-      run_thread.push_back(run.thread_index);
-      run_count.push_back(written);
-      event_count += written;
-    }
-    return event_count;
-  }
+  void begin_segment();
 
-  void undo_changes() {
-    for (size_t i = undo.strings_before; i < strings.size(); ++i) string_ids.erase(strings[i]);
-    strings.resize(undo.strings_before);
-    for (uint32_t id : undo.locations) locations_written.erase(id);
-    for (uint32_t id : undo.stacks) stacks_written.erase(id);
-    for (uint32_t id : undo.modules) modules_written.erase(id);
-    if (undo.sampler_changed) sampler_version = undo.sampler_before;
-    undo.gpu.apply(gpu);
-    for (const auto& [index, before] : undo.thread_names) {
-      if (before)
-        thread_name_versions[index] = *before;
-      else
-        thread_name_versions.erase(index);
-    }
-    if (undo.was_file_start) pending_file_start = true;
-    undo = Undo{};
-  }
+  // ---- one helper per table, in the order of schemas/segment.fbs ----
+  // The metadata helpers run once per segment and are kept out of line
+  // (noinline), so they neither bloat encode() nor change how the compiler
+  // treats the event loop beside them.
+  [[gnu::noinline]] flatbuffers::Offset<fb::Process> encode_process();
+  [[gnu::noinline]] flatbuffers::Offset<fb::Clock> encode_clock();
+  [[gnu::noinline]] flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
+  encode_strings();
+  [[gnu::noinline]] void intern_locations(const Batch& batch);
+  [[gnu::noinline]] VectorOffset<fb::Location> encode_locations();
+  [[gnu::noinline]] void encode_threads(const Batch& batch);
+  uint32_t encode_events(const Batch& batch, uint64_t base_ns);
+  [[gnu::noinline]] VectorOffset<fb::Stack> encode_stacks(const Batch& batch);
+  [[gnu::noinline]] VectorOffset<fb::Module> encode_modules(const Batch& batch);
+  [[gnu::noinline]] flatbuffers::Offset<fb::Sampler> encode_sampler(const Batch& batch);
+
+  [[gnu::noinline]] void build_segment(const Batch& batch, uint64_t base_ns);
+  size_t compress_and_frame(const Batch& batch, uint32_t event_count, std::vector<uint8_t>& out);
+  void undo_changes();
 };
+
+// Starts the undo record of a new encode() and empties the scratch columns.
+void SegmentEncoder::State::begin_segment() {
+  undo = Undo{};
+  undo.valid = true;
+  undo.was_file_start = pending_file_start;
+  undo.strings_before = strings.size();
+
+  run_thread.clear();
+  run_count.clear();
+  kinds.clear();
+  ts.clear();
+  locs.clear();
+  values.clear();
+  addresses.clear();
+  new_locations.clear();
+  new_stacks.clear();
+  new_location_ids.clear();
+  new_modules.clear();
+  thread_tables.clear();
+}
+
+// Process: file start only.
+flatbuffers::Offset<fb::Process> SegmentEncoder::State::encode_process() {
+  const SessionInfo& si = session;
+  auto host = fbb.CreateString(si.hostname);
+  auto cmd = fbb.CreateVectorOfStrings(si.command_line);
+  auto version = fbb.CreateString(si.ringprof_version);
+  return fb::CreateProcess(fbb, si.pid, host, cmd, si.start_monotonic_ns, si.start_realtime_ns, version);
+}
+
+// Clock: file start only.
+flatbuffers::Offset<fb::Clock> SegmentEncoder::State::encode_clock() {
+  const ClockCalibration& c = session.clock;
+  return fb::CreateClock(fbb, static_cast<uint8_t>(c.source), c.ticks_per_second, c.tick_base, c.monotonic_base_ns,
+                         c.realtime_base_ns);
+}
+
+// Strings: those this segment interned, from string_base on.
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
+SegmentEncoder::State::encode_strings() {
+  if (strings.size() <= undo.strings_before) return 0;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> offs;
+  offs.reserve(strings.size() - undo.strings_before);
+  for (size_t i = undo.strings_before; i < strings.size(); ++i) offs.push_back(fbb.CreateString(strings[i]));
+  return fbb.CreateVector(offs);
+}
+
+// Locations the event loop referred to for the first time in this file. Their
+// strings are interned before anything else, so they take the lowest new ids.
+void SegmentEncoder::State::intern_locations(const Batch& batch) {
+  new_location_ids.reserve(new_locations.size());
+  for (uint32_t id : new_locations) {
+    const Location& l = batch.locations[id - 1];
+    new_location_ids.push_back({id, intern(l.name), intern(l.function), intern(l.file), l.line});
+  }
+}
+
+VectorOffset<fb::Location> SegmentEncoder::State::encode_locations() {
+  if (new_location_ids.empty()) return 0;
+  std::vector<flatbuffers::Offset<fb::Location>> offs;
+  offs.reserve(new_location_ids.size());
+  for (const LocationIds& l : new_location_ids)
+    offs.push_back(fb::CreateLocation(fbb, l.id, l.name, l.function, l.file, l.line));
+  return fbb.CreateVector(offs);
+}
+
+// Threads: every thread of the batch with its drop counts; the name only when
+// the file does not hold this version of it yet. Builds the tables into
+// thread_tables; build_segment() makes the vector.
+void SegmentEncoder::State::encode_threads(const Batch& batch) {
+  thread_tables.reserve(batch.threads.size());
+  for (const ThreadInfo& t : batch.threads) {
+    flatbuffers::Offset<flatbuffers::String> name;
+    auto it = thread_name_versions.find(t.index);
+    if (it == thread_name_versions.end() || it->second != t.name_version) {
+      name = fbb.CreateString(t.name);
+      undo.thread_names.emplace_back(
+          t.index, it == thread_name_versions.end() ? std::nullopt : std::optional<uint32_t>(it->second));
+      thread_name_versions[t.index] = t.name_version;
+    }
+    thread_tables.push_back(fb::CreateThread(fbb, t.index, t.tid, name, t.dropped_ring, t.dropped_io, t.samples_lost));
+  }
+}
+
+// The event columns (run_thread, run_count, kinds, ts, locs, values and
+// addresses), filled from the batch's runs; returns the events kept.
+// `flatten` inlines every helper it calls (refer, varint, the vectors'
+// appends): left to its heuristics, the compiler stopped inlining them
+// whenever another column was added (the stack and GPU tables, then the
+// address column), and each time encoding fell from ~115 to 70-95 M events/s.
+__attribute__((flatten)) uint32_t SegmentEncoder::State::encode_events(const Batch& batch, uint64_t base_ns) {
+  uint32_t event_count = 0;
+  for (const EventRun& run : batch.runs) {
+    // Runs are meant to cover `events` exactly; clamp anyway rather than read
+    // out of bounds if a caller gets that wrong.
+    if (run.begin >= batch.events.size()) continue;
+    const size_t end = std::min<size_t>(batch.events.size(), size_t{run.begin} + run.count);
+    uint32_t written = 0;
+    uint64_t prev = base_ns;
+    uint64_t prev_address = 0;
+    for (size_t i = run.begin; i < end; ++i) {
+      const Event& e = batch.events[i];
+      // The drainer consumes these before a batch is formed; a file must
+      // never hold them (the decoder rejects them).
+      if (e.kind == EventKind::Continuation || e.kind == EventKind::ThreadName ||
+          static_cast<uint8_t>(e.kind) >= kEventKindCount)
+        continue;
+      kinds.push_back(static_cast<uint8_t>(e.kind));
+      // Wrapping subtraction, reinterpreted as signed: out-of-order events
+      // give a small negative delta, which zigzag keeps short.
+      varint::put(ts, varint::zigzag(static_cast<int64_t>(e.ts - prev)));
+      prev = e.ts;
+      if (kind_has_location(e.kind)) {
+        varint::put(locs, refer(e.loc, batch.locations, locations_written, undo.locations, new_locations));
+      } else if (kind_has_stack(e.kind)) {
+        varint::put(locs, refer(e.loc, batch.stacks, stacks_written, undo.stacks, new_stacks));
+      }
+      if (e.kind == EventKind::Counter) {
+        for (int b = 0; b < 8; ++b) values.push_back(static_cast<uint8_t>(e.p1 >> (8 * b)));
+      } else if (kind_has_value(e.kind)) {
+        varint::put(values, e.p1);
+      }
+      if (kind_is_memory(e.kind)) {
+        // An allocator hands out neighbouring blocks: deltas stay short.
+        varint::put(addresses, varint::zigzag(static_cast<int64_t>(e.p0 - prev_address)));
+        prev_address = e.p0;
+      }
+      ++written;
+    }
+    if (written == 0) continue;
+    run_thread.push_back(run.thread_index);
+    run_count.push_back(written);
+    event_count += written;
+  }
+  return event_count;
+}
+
+// Stacks the event loop referred to for the first time in this file.
+VectorOffset<fb::Stack> SegmentEncoder::State::encode_stacks(const Batch& batch) {
+  if (new_stacks.empty()) return 0;
+  std::vector<flatbuffers::Offset<fb::Stack>> offs;
+  offs.reserve(new_stacks.size());
+  for (uint32_t id : new_stacks) {
+    frame_bytes.clear();
+    uint64_t prev = 0;
+    for (uint64_t a : batch.stacks[id - 1].frames) {
+      varint::put(frame_bytes, varint::zigzag(static_cast<int64_t>(a - prev)));
+      prev = a;
+    }
+    offs.push_back(fb::CreateStack(fbb, id, fbb.CreateVector(frame_bytes)));
+  }
+  return fbb.CreateVector(offs);
+}
+
+// Modules: every one the file does not hold yet (all of them in a new file).
+VectorOffset<fb::Module> SegmentEncoder::State::encode_modules(const Batch& batch) {
+  for (const ModuleInfo& m : batch.modules) {
+    if (m.id == 0 || modules_written.count(m.id)) continue;
+    modules_written.insert(m.id);
+    undo.modules.push_back(m.id);
+    new_modules.push_back({&m, intern(m.path)});
+  }
+  if (new_modules.empty()) return 0;
+  std::vector<flatbuffers::Offset<fb::Module>> offs;
+  offs.reserve(new_modules.size());
+  for (const ModuleIds& mi : new_modules) {
+    const ModuleInfo& m = *mi.module;
+    offs.push_back(
+        fb::CreateModule(fbb, m.id, mi.path, fbb.CreateString(m.build_id), m.base, m.start, m.end, m.file_offset));
+  }
+  return fbb.CreateVector(offs);
+}
+
+// The sampler's state: in every file, and again whenever it changes.
+flatbuffers::Offset<fb::Sampler> SegmentEncoder::State::encode_sampler(const Batch& batch) {
+  if (batch.sampler == nullptr || (!pending_file_start && sampler_version == batch.sampler->version)) return 0;
+  undo.sampler_changed = true;
+  undo.sampler_before = sampler_version;
+  sampler_version = batch.sampler->version;
+  return fb::CreateSampler(fbb, fbb.CreateString(batch.sampler->mechanism), fbb.CreateString(batch.sampler->detail),
+                           batch.sampler->hz);
+}
+
+// Builds the Segment table in fbb from the filled event columns and the
+// batch's metadata. FlatBuffers wants children before parents, and string ids
+// are handed out in the order strings are interned (locations, then modules,
+// then GPU names); the calls below keep the order that format 1's writers
+// have always used, so a batch encodes to the same bytes as before.
+void SegmentEncoder::State::build_segment(const Batch& batch, uint64_t base_ns) {
+  fbb.Clear();
+  const bool file_start = pending_file_start;
+
+  intern_locations(batch);
+  encode_threads(batch);
+  const auto modules = encode_modules(batch);
+  const auto stacks = encode_stacks(batch);
+  const auto sampler = encode_sampler(batch);
+  const gpu_codec::Encoded gpu_tables = gpu_encoder.encode(
+      batch, base_ns, file_start, gpu, undo.gpu, [&](const std::string& str) { return intern(str); }, fbb);
+  const auto process = file_start ? encode_process() : 0;
+  const auto clock = file_start ? encode_clock() : 0;
+  const auto strings_vec = encode_strings();
+  const auto locations = encode_locations();
+  const auto threads = thread_tables.empty() ? 0 : fbb.CreateVector(thread_tables);
+  // Empty columns are left out; the decoder reads an absent vector as empty.
+  auto u32s = [&](const std::vector<uint32_t>& v) { return v.empty() ? 0 : fbb.CreateVector(v); };
+  auto bytes = [&](const std::vector<uint8_t>& v) { return v.empty() ? 0 : fbb.CreateVector(v); };
+  const auto run_thread_vec = u32s(run_thread);
+  const auto run_count_vec = u32s(run_count);
+  const auto kinds_vec = bytes(kinds);
+  const auto ts_vec = bytes(ts);
+  const auto locs_vec = bytes(locs);
+  const auto values_vec = bytes(values);
+  const auto addresses_vec = bytes(addresses);
+
+  fb::SegmentBuilder sb(fbb);
+  sb.add_base_ns(base_ns);
+  sb.add_string_base(static_cast<uint32_t>(undo.strings_before));
+  if (!process.IsNull()) sb.add_process(process);
+  if (!clock.IsNull()) sb.add_clock(clock);
+  if (!strings_vec.IsNull()) sb.add_strings(strings_vec);
+  if (!locations.IsNull()) sb.add_locations(locations);
+  if (!threads.IsNull()) sb.add_threads(threads);
+  if (!run_thread_vec.IsNull()) sb.add_run_thread(run_thread_vec);
+  if (!run_count_vec.IsNull()) sb.add_run_count(run_count_vec);
+  if (!kinds_vec.IsNull()) sb.add_kinds(kinds_vec);
+  if (!ts_vec.IsNull()) sb.add_ts(ts_vec);
+  if (!locs_vec.IsNull()) sb.add_locs(locs_vec);
+  if (!values_vec.IsNull()) sb.add_values(values_vec);
+  if (!stacks.IsNull()) sb.add_stacks(stacks);
+  if (!modules.IsNull()) sb.add_modules(modules);
+  if (!sampler.IsNull()) sb.add_sampler(sampler);
+  if (!gpu_tables.activities.IsNull()) sb.add_gpu(gpu_tables.activities);
+  if (!gpu_tables.devices.IsNull()) sb.add_gpu_devices(gpu_tables.devices);
+  if (!gpu_tables.stats.IsNull()) sb.add_gpu_stats(gpu_tables.stats);
+  if (!addresses_vec.IsNull()) sb.add_addresses(addresses_vec);
+  fbb.Finish(sb.Finish());
+}
+
+// Compresses the built Segment and appends it to `out` as one frame; on
+// failure leaves `out` as it was, undoes this encode() and returns 0.
+size_t SegmentEncoder::State::compress_and_frame(const Batch& batch, uint32_t event_count, std::vector<uint8_t>& out) {
+  const uint8_t* raw = fbb.GetBufferPointer();
+  const size_t raw_size = fbb.GetSize();
+  const bool file_start = pending_file_start;
+
+  auto fail = [&](size_t keep) -> size_t {
+    out.resize(keep);
+    undo_changes();
+    return 0;
+  };
+  const size_t start = out.size();
+  if (raw_size > format::kMaxPayload || cctx == nullptr) return fail(start);
+  const size_t bound = ZSTD_compressBound(raw_size);
+  out.resize(start + format::kHeaderSize + bound);
+  const size_t stored = ZSTD_compressCCtx(cctx, out.data() + start + format::kHeaderSize, bound, raw, raw_size, level);
+  if (ZSTD_isError(stored) || stored > format::kMaxPayload) return fail(start);
+  out.resize(start + format::kHeaderSize + stored);
+
+  format::FrameHeader h;
+  h.flags = format::kFrameZstd | (file_start ? format::kFrameFileStart : 0u);
+  h.stored_size = static_cast<uint32_t>(stored);
+  h.raw_size = static_cast<uint32_t>(raw_size);
+  h.event_count = event_count;
+  h.sequence = batch.sequence;
+  h.first_ns = batch.first_ns;
+  h.last_ns = batch.last_ns;
+  h.pid = session.pid;
+  h.payload_crc32 = format::crc32({out.data() + start + format::kHeaderSize, stored});
+  format::write_frame_header(h, out.data() + start);
+
+  pending_file_start = false;
+  return format::kHeaderSize + stored;
+}
+
+void SegmentEncoder::State::undo_changes() {
+  for (size_t i = undo.strings_before; i < strings.size(); ++i) string_ids.erase(strings[i]);
+  strings.resize(undo.strings_before);
+  for (uint32_t id : undo.locations) locations_written.erase(id);
+  for (uint32_t id : undo.stacks) stacks_written.erase(id);
+  for (uint32_t id : undo.modules) modules_written.erase(id);
+  if (undo.sampler_changed) sampler_version = undo.sampler_before;
+  undo.gpu.apply(gpu);
+  for (const auto& [index, before] : undo.thread_names) {
+    if (before)
+      thread_name_versions[index] = *before;
+    else
+      thread_name_versions.erase(index);
+  }
+  if (undo.was_file_start) pending_file_start = true;
+  undo = Undo{};
+}
 
 SegmentEncoder::SegmentEncoder(int zstd_level) : state_(new State) {
   state_->level = zstd_level;
@@ -219,201 +483,12 @@ void SegmentEncoder::rollback_last() {
 }
 
 size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
-  namespace fb = ringprof::fb;
   State& s = *state_;
-  s.undo = State::Undo{};
-  s.undo.valid = true;
-  s.undo.was_file_start = s.pending_file_start;
-  s.undo.strings_before = s.strings.size();
-
-  s.run_thread.clear();
-  s.run_count.clear();
-  s.kinds.clear();
-  s.ts.clear();
-  s.locs.clear();
-  s.values.clear();
-  s.addresses.clear();
-  s.new_locations.clear();
-  s.new_stacks.clear();
-
+  s.begin_segment();
   const uint64_t base_ns = batch.first_ns;
   const uint32_t event_count = s.encode_events(batch, base_ns);
-
-  // ---- per-file metadata: intern strings first, FlatBuffers wants children before parents ----
-  flatbuffers::FlatBufferBuilder& fbb = s.fbb;
-  fbb.Clear();
-
-  struct LocIds {
-    uint32_t id, name, function, file, line;
-  };
-  std::vector<LocIds> loc_ids;
-  loc_ids.reserve(s.new_locations.size());
-  for (uint32_t id : s.new_locations) {
-    const Location& l = batch.locations[id - 1];
-    loc_ids.push_back({id, s.intern(l.name), s.intern(l.function), s.intern(l.file), l.line});
-  }
-
-  std::vector<flatbuffers::Offset<fb::Thread>> threads;
-  threads.reserve(batch.threads.size());
-  for (const ThreadInfo& t : batch.threads) {
-    flatbuffers::Offset<flatbuffers::String> name;
-    auto it = s.thread_name_versions.find(t.index);
-    if (it == s.thread_name_versions.end() || it->second != t.name_version) {
-      name = fbb.CreateString(t.name);
-      s.undo.thread_names.emplace_back(
-          t.index, it == s.thread_name_versions.end() ? std::nullopt : std::optional<uint32_t>(it->second));
-      s.thread_name_versions[t.index] = t.name_version;
-    }
-    threads.push_back(fb::CreateThread(fbb, t.index, t.tid, name, t.dropped_ring, t.dropped_io, t.samples_lost));
-  }
-
-  // Modules: every one the file does not hold yet (all of them in a new file).
-  struct ModIds {
-    const ModuleInfo* m;
-    uint32_t path;
-  };
-  std::vector<ModIds> new_modules;
-  for (const ModuleInfo& m : batch.modules) {
-    if (m.id == 0 || s.modules_written.count(m.id)) continue;
-    s.modules_written.insert(m.id);
-    s.undo.modules.push_back(m.id);
-    new_modules.push_back({&m, s.intern(m.path)});
-  }
-  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Module>>> modules;
-  if (!new_modules.empty()) {
-    std::vector<flatbuffers::Offset<fb::Module>> offs;
-    offs.reserve(new_modules.size());
-    for (const ModIds& mi : new_modules) {
-      const ModuleInfo& m = *mi.m;
-      offs.push_back(fb::CreateModule(fbb, m.id, mi.path, fbb.CreateString(m.build_id), m.base, m.start, m.end,
-                                      m.file_offset));
-    }
-    modules = fbb.CreateVector(offs);
-  }
-
-  // Stacks referred to for the first time in this file.
-  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Stack>>> stacks;
-  if (!s.new_stacks.empty()) {
-    std::vector<flatbuffers::Offset<fb::Stack>> offs;
-    offs.reserve(s.new_stacks.size());
-    for (uint32_t id : s.new_stacks) {
-      s.frame_bytes.clear();
-      uint64_t prev = 0;
-      for (uint64_t a : batch.stacks[id - 1].frames) {
-        varint::put(s.frame_bytes, varint::zigzag(static_cast<int64_t>(a - prev)));
-        prev = a;
-      }
-      offs.push_back(fb::CreateStack(fbb, id, fbb.CreateVector(s.frame_bytes)));
-    }
-    stacks = fbb.CreateVector(offs);
-  }
-
-  // The sampler's state: in every file, and again whenever it changes.
-  flatbuffers::Offset<fb::Sampler> sampler;
-  if (batch.sampler != nullptr && (s.pending_file_start || s.sampler_version != batch.sampler->version)) {
-    s.undo.sampler_changed = true;
-    s.undo.sampler_before = s.sampler_version;
-    s.sampler_version = batch.sampler->version;
-    sampler = fb::CreateSampler(fbb, fbb.CreateString(batch.sampler->mechanism),
-                                fbb.CreateString(batch.sampler->detail), batch.sampler->hz);
-  }
-
-  const bool file_start = s.pending_file_start;
-  const gpu_codec::Encoded gpu = s.gpu_encoder.encode(batch, base_ns, file_start, s.gpu, s.undo.gpu,
-                                                      [&](const std::string& str) { return s.intern(str); }, fbb);
-  flatbuffers::Offset<fb::Process> process;
-  flatbuffers::Offset<fb::Clock> clock;
-  if (file_start) {
-    const SessionInfo& si = s.session;
-    auto host = fbb.CreateString(si.hostname);
-    auto cmd = fbb.CreateVectorOfStrings(si.command_line);
-    auto version = fbb.CreateString(si.ringprof_version);
-    process = fb::CreateProcess(fbb, si.pid, host, cmd, si.start_monotonic_ns, si.start_realtime_ns, version);
-    clock = fb::CreateClock(fbb, static_cast<uint8_t>(si.clock.source), si.clock.ticks_per_second,
-                            si.clock.tick_base, si.clock.monotonic_base_ns, si.clock.realtime_base_ns);
-  }
-
-  const auto string_base = static_cast<uint32_t>(s.undo.strings_before);
-  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> strings;
-  if (s.strings.size() > s.undo.strings_before) {
-    std::vector<flatbuffers::Offset<flatbuffers::String>> offs;
-    offs.reserve(s.strings.size() - s.undo.strings_before);
-    for (size_t i = s.undo.strings_before; i < s.strings.size(); ++i) offs.push_back(fbb.CreateString(s.strings[i]));
-    strings = fbb.CreateVector(offs);
-  }
-  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Location>>> locations;
-  if (!loc_ids.empty()) {
-    std::vector<flatbuffers::Offset<fb::Location>> offs;
-    offs.reserve(loc_ids.size());
-    for (const LocIds& l : loc_ids) offs.push_back(fb::CreateLocation(fbb, l.id, l.name, l.function, l.file, l.line));
-    locations = fbb.CreateVector(offs);
-  }
-  auto threads_vec = threads.empty() ? 0 : fbb.CreateVector(threads);
-  // Empty columns are left out; the decoder reads an absent vector as empty.
-  auto u32s = [&](const std::vector<uint32_t>& v) { return v.empty() ? 0 : fbb.CreateVector(v); };
-  auto bytes = [&](const std::vector<uint8_t>& v) { return v.empty() ? 0 : fbb.CreateVector(v); };
-  auto run_thread = u32s(s.run_thread);
-  auto run_count = u32s(s.run_count);
-  auto kinds = bytes(s.kinds);
-  auto ts = bytes(s.ts);
-  auto locs = bytes(s.locs);
-  auto values = bytes(s.values);
-  auto addresses = bytes(s.addresses);
-
-  fb::SegmentBuilder sb(fbb);
-  sb.add_base_ns(base_ns);
-  sb.add_string_base(string_base);
-  if (!process.IsNull()) sb.add_process(process);
-  if (!clock.IsNull()) sb.add_clock(clock);
-  if (!strings.IsNull()) sb.add_strings(strings);
-  if (!locations.IsNull()) sb.add_locations(locations);
-  if (!threads_vec.IsNull()) sb.add_threads(threads_vec);
-  if (!run_thread.IsNull()) sb.add_run_thread(run_thread);
-  if (!run_count.IsNull()) sb.add_run_count(run_count);
-  if (!kinds.IsNull()) sb.add_kinds(kinds);
-  if (!ts.IsNull()) sb.add_ts(ts);
-  if (!locs.IsNull()) sb.add_locs(locs);
-  if (!values.IsNull()) sb.add_values(values);
-  if (!stacks.IsNull()) sb.add_stacks(stacks);
-  if (!modules.IsNull()) sb.add_modules(modules);
-  if (!sampler.IsNull()) sb.add_sampler(sampler);
-  if (!gpu.activities.IsNull()) sb.add_gpu(gpu.activities);
-  if (!gpu.devices.IsNull()) sb.add_gpu_devices(gpu.devices);
-  if (!gpu.stats.IsNull()) sb.add_gpu_stats(gpu.stats);
-  if (!addresses.IsNull()) sb.add_addresses(addresses);
-  fbb.Finish(sb.Finish());
-
-  const uint8_t* raw = fbb.GetBufferPointer();
-  const size_t raw_size = fbb.GetSize();
-
-  // ---- compress and frame ----
-  auto fail = [&](size_t keep) -> size_t {
-    out.resize(keep);
-    s.undo_changes();
-    return 0;
-  };
-  const size_t start = out.size();
-  if (raw_size > format::kMaxPayload || s.cctx == nullptr) return fail(start);
-  const size_t bound = ZSTD_compressBound(raw_size);
-  out.resize(start + format::kHeaderSize + bound);
-  const size_t stored = ZSTD_compressCCtx(s.cctx, out.data() + start + format::kHeaderSize, bound, raw, raw_size, s.level);
-  if (ZSTD_isError(stored) || stored > format::kMaxPayload) return fail(start);
-  out.resize(start + format::kHeaderSize + stored);
-
-  format::FrameHeader h;
-  h.flags = format::kFrameZstd | (file_start ? format::kFrameFileStart : 0u);
-  h.stored_size = static_cast<uint32_t>(stored);
-  h.raw_size = static_cast<uint32_t>(raw_size);
-  h.event_count = event_count;
-  h.sequence = batch.sequence;
-  h.first_ns = batch.first_ns;
-  h.last_ns = batch.last_ns;
-  h.pid = s.session.pid;
-  h.payload_crc32 = format::crc32({out.data() + start + format::kHeaderSize, stored});
-  format::write_frame_header(h, out.data() + start);
-
-  s.pending_file_start = false;
-  return format::kHeaderSize + stored;
+  s.build_segment(batch, base_ns);
+  return s.compress_and_frame(batch, event_count, out);
 }
 
 }  // namespace ringprof
