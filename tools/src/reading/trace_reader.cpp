@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "reading/frame_scanner.h"
+#include "ringprof/tools/progress.h"
 
 namespace fs = std::filesystem;
 
@@ -244,6 +245,12 @@ void TraceReader::read(SegmentVisitor& visitor) {
     f.gpu_records = 0;
     f.torn_tail = f.truncated = false;
   }
+  bytes_before_file_ = files_done_ = 0;
+  if (progress_) {
+    uint64_t total = 0;
+    for (const FileSummary& f : files_) total += f.size_bytes;
+    progress_->start(total, files_.size());
+  }
   for (ProcessState& p : processes_) {
     p.locations.clear();
     p.threads.clear();
@@ -253,7 +260,10 @@ void TraceReader::read(SegmentVisitor& visitor) {
     p.gpu_devices.clear();
     p.gpu_stats = GpuStats{};
     visitor.begin_process(p);
-    for (size_t fi : p.files) read_file(p, files_[fi], visitor);
+    for (size_t fi : p.files) {
+      read_file(p, files_[fi], visitor);
+      file_done(files_[fi]);
+    }
     visitor.end_process(p);
   }
   // Files without a single valid frame: scanned only to say what is wrong.
@@ -270,7 +280,15 @@ void TraceReader::read(SegmentVisitor& visitor) {
     f.bad_segments = scanner.bad_stretches();
     f.torn_tail = scanner.torn_tail();
     f.truncated = scanner.truncated();
+    file_done(f);
   }
+  if (progress_) progress_->finish();
+}
+
+void TraceReader::file_done(const FileSummary& file) {
+  bytes_before_file_ += file.size_bytes;
+  ++files_done_;
+  if (progress_) progress_->update(bytes_before_file_, files_done_);
 }
 
 void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor) {
@@ -358,6 +376,10 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       file.last_ns = std::max(file.last_ns, a.end_ns);
     }
     visitor.segment(SegmentView{process, file, frame->offset, seg});
+    if (progress_) {
+      const uint64_t end = frame->offset + frame->header_size + uint64_t{frame->header.stored_size};
+      progress_->update(bytes_before_file_ + std::min(end, file.size_bytes), files_done_);
+    }
   }
   file.bad_segments = scanner.bad_stretches() + rejected;
   file.torn_tail = scanner.torn_tail();
