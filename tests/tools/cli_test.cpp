@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <random>
+#include <regex>
 
 #include "support/trace_builder.h"
 #include "ringprof/format.h"
@@ -59,6 +61,77 @@ TEST(Cli, UsageErrorsExitOne) {
   EXPECT_NE(r.err.find("unknown option for table: --bogus"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("usage: ringprof"), std::string::npos);
   EXPECT_EQ(cli("--help").exit_code, 0);
+}
+
+TEST(Cli, VersionPrintsTheProjectVersion) {
+  const test::CommandResult r = cli("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("ringprof ") + RINGPROF_PROJECT_VERSION + "\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, CommandHelpListsOnlyThatCommandsOptions) {
+  const test::CommandResult r = cli("convert --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ringprof convert"), std::string::npos) << r.out;
+  for (const char* own : {"-o ", "--thread", "--symbol-path", "--last", "--window-id"})
+    EXPECT_NE(r.out.find(own), std::string::npos) << own << " missing from\n" << r.out;
+  for (const char* other : {"--sort", "--per-thread", "--samples", "--format", "--steps"})
+    EXPECT_EQ(r.out.find(other), std::string::npos) << other << " is not convert's, yet in\n" << r.out;
+  const test::CommandResult info = cli("info --help");
+  EXPECT_EQ(info.exit_code, 0);
+  EXPECT_EQ(info.out.find("--last"), std::string::npos) << "info takes no window:\n" << info.out;
+}
+
+TEST(Cli, UnknownOptionIsOneLineAndExitsOne) {
+  for (const char* args : {"convert x.rpf -o t.json --bogus", "--bogus", "frobnicate", "trigger 12 --bogus"}) {
+    const test::CommandResult r = cli(args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_EQ(r.out, "") << args;
+    ASSERT_EQ(lines_of(r.err).size(), 1u) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("ringprof: ", 0), 0u) << r.err;
+  }
+  EXPECT_NE(cli("convert x.rpf -o t.json --bogus").err.find("unknown option for convert: --bogus"), std::string::npos);
+  EXPECT_NE(cli("frobnicate").err.find("unknown command 'frobnicate'"), std::string::npos);
+}
+
+TEST(Cli, EveryListedCommandHasItsOwnHelp) {
+  const test::CommandResult top = cli("--help");
+  ASSERT_EQ(top.exit_code, 0);
+  // Command lines in the listing: two spaces, the name, its description.
+  std::vector<std::string> commands;
+  const std::regex command_line("^  ([a-z]+) {2,}\\S.*$");
+  for (const std::string& line : lines_of(top.out)) {
+    std::smatch m;
+    if (std::regex_match(line, m, command_line)) commands.push_back(m[1]);
+  }
+  for (const char* expected : {"info", "convert", "table", "flame", "pprof", "gpu", "memory", "extract", "trigger"})
+    EXPECT_NE(std::find(commands.begin(), commands.end(), expected), commands.end()) << expected << " not in\n"
+                                                                                     << top.out;
+  for (const std::string& command : commands) {
+    for (const std::string& args : {command + " --help", "help " + command}) {
+      const test::CommandResult r = cli(args);
+      EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+      EXPECT_EQ(r.err, "") << args;
+      EXPECT_NE(r.out.find("ringprof " + command), std::string::npos) << args << ":\n" << r.out;
+      EXPECT_NE(r.out.find("--help"), std::string::npos) << args;
+    }
+  }
+}
+
+TEST(Cli, PipedRunsPrintNoProgress) {
+  // Several files, several reads (a window probe, then the command): stderr is
+  // a pipe here, so the progress line stays off and stderr stays empty.
+  test::TempDir dir;
+  for (int i = 0; i < 4; ++i) test::write_file(dir.file("p" + std::to_string(i) + ".rpf"), three_segments().bytes);
+  for (const std::string& args : {"convert " + q(dir.path()) + " --last 2ms -o " + q(dir.file("t.json")),
+                                  "table " + q(dir.path()) + " --from 0 --to 10s",
+                                  "extract " + q(dir.path()) + " --last 1s -o " + q(dir.file("out"))}) {
+    const test::CommandResult r = cli(args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.err, "") << args;
+    EXPECT_EQ(r.out.find('\r'), std::string::npos) << args;
+  }
 }
 
 TEST(Cli, GoodFileExitsZero) {

@@ -323,6 +323,7 @@ ExtractResult extract_window(const std::vector<std::string>& inputs, const Extra
   }
   result.window = *window;
   Extractor extractor(options, *window, result);
+  reader.set_progress(options.progress);
   reader.read(extractor);
   // What a live writer does to its directory is expected, not damage.
   for (const Problem& p : reader.problems()) {

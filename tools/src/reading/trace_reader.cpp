@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "reading/frame_scanner.h"
+#include "ringprof/tools/progress.h"
 
 namespace fs = std::filesystem;
 
@@ -16,56 +17,6 @@ namespace ringprof {
 
 std::string format_problem(const Problem& p) {
   return "ringprof: " + p.file + ": offset " + std::to_string(p.offset) + ": " + p.reason;
-}
-
-// ---- ProcessState ----
-
-const Location* ProcessState::location(uint32_t id) const {
-  auto it = locations.find(id);
-  return it == locations.end() ? nullptr : &it->second;
-}
-
-const StackTrace* ProcessState::stack(uint32_t id) const {
-  auto it = stacks.find(id);
-  return it == stacks.end() ? nullptr : &it->second;
-}
-
-const ModuleInfo* ProcessState::module_for(uint64_t address) const {
-  for (const auto& [id, m] : modules)
-    if (address >= m.start && address < m.end) return &m;
-  return nullptr;
-}
-
-const GpuDevice* ProcessState::gpu_device(uint32_t id) const {
-  auto it = gpu_devices.find(id);
-  return it == gpu_devices.end() ? nullptr : &it->second;
-}
-
-std::string ProcessState::location_name(uint32_t id) const {
-  const Location* loc = location(id);
-  if (loc && !loc->name.empty()) return loc->name;
-  if (loc && !loc->function.empty()) return loc->function;
-  return "<location " + std::to_string(id) + ">";
-}
-
-const ThreadState* ProcessState::thread(uint32_t thread_index) const {
-  auto it = threads.find(thread_index);
-  return it == threads.end() ? nullptr : &it->second;
-}
-
-uint32_t ProcessState::tid_of(uint32_t thread_index) const {
-  const ThreadState* t = thread(thread_index);
-  return t ? t->tid : thread_index;
-}
-
-std::string ProcessState::display_name() const {
-  if (!command_line.empty() && !command_line[0].empty()) {
-    const std::string& argv0 = command_line[0];
-    const size_t slash = argv0.find_last_of('/');
-    std::string base = slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
-    if (!base.empty()) return base;
-  }
-  return "pid " + std::to_string(pid);
 }
 
 // ---- opening ----
@@ -294,6 +245,12 @@ void TraceReader::read(SegmentVisitor& visitor) {
     f.gpu_records = 0;
     f.torn_tail = f.truncated = false;
   }
+  bytes_before_file_ = files_done_ = 0;
+  if (progress_) {
+    uint64_t total = 0;
+    for (const FileSummary& f : files_) total += f.size_bytes;
+    progress_->start(total, files_.size());
+  }
   for (ProcessState& p : processes_) {
     p.locations.clear();
     p.threads.clear();
@@ -303,7 +260,10 @@ void TraceReader::read(SegmentVisitor& visitor) {
     p.gpu_devices.clear();
     p.gpu_stats = GpuStats{};
     visitor.begin_process(p);
-    for (size_t fi : p.files) read_file(p, files_[fi], visitor);
+    for (size_t fi : p.files) {
+      read_file(p, files_[fi], visitor);
+      file_done(files_[fi]);
+    }
     visitor.end_process(p);
   }
   // Files without a single valid frame: scanned only to say what is wrong.
@@ -320,7 +280,15 @@ void TraceReader::read(SegmentVisitor& visitor) {
     f.bad_segments = scanner.bad_stretches();
     f.torn_tail = scanner.torn_tail();
     f.truncated = scanner.truncated();
+    file_done(f);
   }
+  if (progress_) progress_->finish();
+}
+
+void TraceReader::file_done(const FileSummary& file) {
+  bytes_before_file_ += file.size_bytes;
+  ++files_done_;
+  if (progress_) progress_->update(bytes_before_file_, files_done_);
 }
 
 void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor) {
@@ -408,6 +376,10 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       file.last_ns = std::max(file.last_ns, a.end_ns);
     }
     visitor.segment(SegmentView{process, file, frame->offset, seg});
+    if (progress_) {
+      const uint64_t end = frame->offset + frame->header_size + uint64_t{frame->header.stored_size};
+      progress_->update(bytes_before_file_ + std::min(end, file.size_bytes), files_done_);
+    }
   }
   file.bad_segments = scanner.bad_stretches() + rejected;
   file.torn_tail = scanner.torn_tail();

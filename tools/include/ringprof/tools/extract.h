@@ -35,6 +35,7 @@ struct ExtractOptions {
   WindowSpec window;
   std::string output_dir;  // created if missing; existing files are never replaced
   int zstd_level = 3;
+  ProgressReporter* progress = nullptr;  // told how far the read has got (progress.h); not owned
 };
 
 struct ExtractResult {

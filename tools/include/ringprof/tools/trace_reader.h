@@ -36,6 +36,8 @@
 
 namespace ringprof {
 
+class ProgressReporter;
+
 enum class ProblemKind : uint8_t {
   Unreadable,     // cannot open or read the path; a directory without ringprof files
   Foreign,        // no valid segment anywhere: not a ringprof file
@@ -163,15 +165,23 @@ class TraceReader {
   // The same with a plain callback, for visitors that need no process hooks.
   void read(const std::function<void(const SegmentView&)>& on_segment);
 
+  // Told how far each read() has got, in bytes and files (null: nobody).
+  // Not owned; must outlive the reads.
+  void set_progress(ProgressReporter* progress) { progress_ = progress; }
+
  private:
   void probe(const std::string& path);
   void group_into_processes();
   void read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor);
+  void file_done(const FileSummary& file);
 
   std::vector<FileSummary> files_;
   std::vector<ProcessState> processes_;
   std::vector<Problem> open_problems_;
   std::vector<Problem> read_problems_;
+  ProgressReporter* progress_ = nullptr;
+  uint64_t bytes_before_file_ = 0;  // progress: sizes of the files this read() has finished
+  uint64_t files_done_ = 0;
 
   // Probe results kept until grouping.
   struct Probe {

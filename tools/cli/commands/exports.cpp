@@ -1,0 +1,141 @@
+// `ringprof convert`, `flame` and `pprof`: the recording as files other tools
+// read (a Chrome trace, collapsed stacks, a pprof profile).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "options.h"
+#include "reporting.h"
+#include "ringprof/tools/chrome_trace.h"
+#include "ringprof/tools/flame_graph.h"
+#include "ringprof/tools/output_file.h"
+#include "ringprof/tools/pprof_export.h"
+#include "ringprof/tools/sample_profile.h"
+#include "ringprof/tools/stack_resolver.h"
+
+namespace ringprof::cli {
+namespace {
+
+// What convert, flame and pprof all take.
+struct ExportArgs {
+  std::vector<std::string> paths;
+  std::string output;
+  WindowSpec window;
+  std::string thread;
+  std::vector<std::string> symbol_paths;
+  bool per_thread = false;  // flame --per-thread
+};
+
+CLI::App& add_export(CLI::App& app, const char* name, const char* description, ExportArgs& args,
+                     const std::string& output_help) {
+  CLI::App& cmd = *app.add_subcommand(name, description);
+  cmd.group("Exports");
+  add_paths(cmd, args.paths);
+  add_output_option(cmd, args.output, output_help);
+  add_thread_option(cmd, args.thread);
+  add_symbol_path_option(cmd, args.symbol_paths);
+  add_window_options(cmd, args.window);
+  return cmd;
+}
+
+// The checks every export makes before reading: the window, then -o.
+int prepare(const char* name, ExportArgs& a, bool needs_output) {
+  check_window(a.window);
+  if (needs_output && a.output.empty()) usage_error(std::string(name) + " needs -o OUT");
+  return place_window(a.paths, a.window);
+}
+
+SampleProfile read_samples(TraceReader& reader, const ExportArgs& a) {
+  SampleOptions options;
+  options.window = a.window;
+  options.thread = a.thread;
+  return collect_samples(reader, options);
+}
+
+int run_convert(const ExportArgs& a) {
+  Input input(a.paths);
+  ChromeTraceOptions options;
+  options.window = a.window;
+  options.thread = a.thread;
+  options.symbol_paths = a.symbol_paths;
+  ChromeTraceStats stats;
+  std::string error;
+  const bool written = write_chrome_trace_file(input.reader(), options, a.output, &stats, &error);
+  int status = report_problems(input.reader());
+  report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones);
+  if (!written) {
+    print_error(error);
+    status = kExitDamaged;
+  }
+  return status;
+}
+
+int run_flame(const ExportArgs& a) {
+  Input input(a.paths);
+  const SampleProfile profile = read_samples(input.reader(), a);
+  StackResolver resolver(a.symbol_paths);
+  FoldedOptions options;
+  options.per_thread = a.per_thread;
+  const std::string folded = format_folded(input.reader(), profile, resolver, options);
+  report_symbol_warnings(resolver);
+  const int status = report_problems(input.reader());
+  report_no_samples(profile);
+  OutputFile out;
+  std::string error;
+  if (out.open(a.output, &error)) {
+    out.stream() << folded;
+    if (out.close(&error)) return status;
+  }
+  print_error(error);
+  return kExitDamaged;
+}
+
+int run_pprof(const ExportArgs& a) {
+  Input input(a.paths);
+  const SampleProfile profile = read_samples(input.reader(), a);
+  StackResolver resolver(a.symbol_paths);
+  std::string error;
+  const bool written = write_pprof_file(input.reader(), profile, resolver, a.output, &error);
+  report_symbol_warnings(resolver);
+  int status = report_problems(input.reader());
+  report_no_samples(profile);
+  if (!written) {
+    print_error(error);
+    status = kExitDamaged;
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_export_commands(CLI::App& app) {
+  auto convert = std::make_shared<ExportArgs>();
+  CLI::App& c = add_export(app, "convert", "a Chrome trace (Trace Event Format) for the Perfetto UI or chrome://tracing",
+                           *convert, "where to write it (required; OUT ending in .gz is gzipped, - is stdout)");
+  on_run(c, [convert] {
+    if (const int status = prepare("convert", *convert, true)) return status;
+    return run_convert(*convert);
+  });
+
+  auto flame = std::make_shared<ExportArgs>();
+  CLI::App& f = add_export(app, "flame", "CPU samples as collapsed stacks (flamegraph.pl, speedscope, inferno)",
+                           *flame, "where to write them (default: stdout)");
+  f.add_flag("--per-thread", flame->per_thread, "each thread its own tower, under process;thread roots");
+  on_run(f, [flame] {
+    if (flame->output.empty()) flame->output = "-";
+    if (const int status = prepare("flame", *flame, false)) return status;
+    return run_flame(*flame);
+  });
+
+  auto pprof = std::make_shared<ExportArgs>();
+  CLI::App& p = add_export(app, "pprof", "CPU samples as a pprof profile (go tool pprof, Pyroscope, Parca, Perfetto)",
+                           *pprof, "where to write it (required; OUT ending in .gz is gzipped)");
+  on_run(p, [pprof] {
+    if (const int status = prepare("pprof", *pprof, true)) return status;
+    return run_pprof(*pprof);
+  });
+}
+
+}  // namespace ringprof::cli

@@ -1,0 +1,138 @@
+#include "options.h"
+
+#include <cstdlib>
+#include <utility>
+
+namespace ringprof::cli {
+
+void on_run(CLI::App& cmd, std::function<int()> run) {
+  // CLI11's way to end a callback with a status: main returns its code.
+  cmd.callback([run = std::move(run)] {
+    if (const int status = run(); status != kExitOk) throw CLI::RuntimeError(status);
+  });
+}
+
+void usage_error(const std::string& message) { throw CLI::ValidationError(message); }
+
+void add_paths(CLI::App& cmd, std::vector<std::string>& paths) {
+  cmd.add_option("PATH", paths, "ringprof files (*.rpf, *.rpf.part) or directories holding them")
+      ->required()
+      ->type_name("");
+}
+
+CLI::Validator duration_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return parse_duration_ns(text) ? "" : "bad duration '" + text + "' (try 500ms, 2.5s, 1m)";
+      },
+      "");
+}
+
+CLI::Validator time_point_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return parse_time_point(text) ? "" : "bad time '" + text + "' (try 2.5s, 12:00:00, 2024-05-01T12:00:00Z)";
+      },
+      "");
+}
+
+CLI::Validator digits_validator(size_t max_digits) {
+  return CLI::Validator(
+      [max_digits](std::string& text) -> std::string {
+        const bool ok =
+            !text.empty() && text.size() <= max_digits && text.find_first_not_of("0123456789") == std::string::npos;
+        return ok ? "" : "bad value '" + text + "' (a whole number)";
+      },
+      "");
+}
+
+CLI::Validator amount_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double d = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && end && *end == '\0' && d >= 0 && d < 1e9;
+        return ok ? "" : "bad value '" + text + "' (a number, 0 or more)";
+      },
+      "");
+}
+
+void add_window_options(CLI::App& cmd, WindowSpec& window) {
+  CLI::App& group = *cmd.add_option_group(
+      "Time window",
+      "D: 500ms, 2.5s, 1m, 250us, 10ns, 1h (a bare number is seconds). T: a duration from the trace start, or a "
+      "wall-clock time: 2024-05-01T12:00:00Z, 12:00:00 (today, local)");
+  auto moment = [&window](bool is_from) {
+    return [&window, is_from](const std::string& text) { window.set(is_from, *parse_time_point(text)); };
+  };
+  CLI::Option* from = group.add_option_function<std::string>("--from", moment(true), "from T")
+                          ->type_name("T")
+                          ->check(time_point_validator());
+  CLI::Option* to = group.add_option_function<std::string>("--to", moment(false), "to T")
+                        ->type_name("T")
+                        ->check(time_point_validator());
+  CLI::Option* last = group
+                          .add_option_function<std::string>(
+                              "--last", [&window](const std::string& text) { window.last_ns = parse_duration_ns(text); },
+                              "the last D of the trace (back from its end)")
+                          ->type_name("D")
+                          ->check(duration_validator());
+  CLI::Option* around =
+      group
+          .add_option_function<std::string>(
+              "--around", [&window](const std::string& text) { window.around = parse_time_point(text); },
+              "a window centred on T")
+          ->type_name("T")
+          ->check(time_point_validator());
+  group
+      .add_option_function<std::string>(
+          "--window", [&window](const std::string& text) { window.around_width_ns = *parse_duration_ns(text); },
+          "the width of the --around window (default 30s)")
+      ->type_name("D")
+      ->check(duration_validator());
+  CLI::Option* window_id =
+      group
+          .add_option_function<std::string>(
+              "--window-id", [&window](const std::string& text) { window.window_id = std::stoull(text); },
+              "the events between window N's marks (ringprof info lists them)")
+          ->type_name("N")
+          ->check(digits_validator(18));
+  for (CLI::Option* end : {from, to}) end->excludes(last)->excludes(around)->excludes(window_id);
+  last->excludes(around)->excludes(window_id);
+  around->excludes(window_id);
+}
+
+void check_window(const WindowSpec& w) {
+  if (w.from_ns && w.to_ns && *w.to_ns < *w.from_ns) usage_error("--to is before --from");
+}
+
+void add_thread_option(CLI::App& cmd, std::string& thread) {
+  cmd.add_option("--thread", thread, "keep one thread, by name or tid")->type_name("NAME_OR_TID");
+}
+
+void add_symbol_path_option(CLI::App& cmd, std::vector<std::string>& dirs) {
+  cmd.add_option("--symbol-path", dirs,
+                 "where separate debug files are, looked up by build ID (DIR/.build-id/xx/rest.debug) before the "
+                 "recorded path (repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+}
+
+void add_top_option(CLI::App& cmd, size_t& top, const std::string& rows) {
+  cmd.add_option_function<std::string>(
+         "--top", [&top](const std::string& text) { top = std::stoul(text); }, "only the first N " + rows)
+      ->type_name("N")
+      ->check(digits_validator(9));
+}
+
+void add_format_option(CLI::App& cmd, std::string& format) {
+  cmd.add_option("--format", format, "text (default) or csv")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "csv"}));
+}
+
+CLI::Option* add_output_option(CLI::App& cmd, std::string& output, const std::string& what) {
+  return cmd.add_option("-o", output, what)->type_name("OUT");
+}
+
+}  // namespace ringprof::cli

@@ -1,0 +1,51 @@
+#include "reporting.h"
+
+#include <cstdio>
+
+#include "options.h"
+#include "ringprof/tools/trace_window.h"
+
+namespace ringprof::cli {
+
+ProgressReporter terminal_progress() { return ProgressReporter::for_terminal(stderr, "ringprof: reading"); }
+
+Input::Input(const std::vector<std::string>& paths) : progress_(terminal_progress()), reader_(paths) {
+  reader_.set_progress(&progress_);
+}
+
+int place_window(const std::vector<std::string>& paths, const WindowSpec& window) {
+  if (window.empty()) return kExitOk;
+  Input probe(paths);
+  std::string error;
+  if (resolve_trace_window(probe.reader(), window, &error)) return kExitOk;
+  print_error(error);
+  return kExitUsage;
+}
+
+int report_problems(const TraceReader& reader) {
+  for (const Problem& p : reader.problems()) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
+  return reader.has_problems() ? kExitDamaged : kExitOk;
+}
+
+void print_error(const std::string& message) { std::fprintf(stderr, "ringprof: %s\n", message.c_str()); }
+
+void report_zone_notes(uint64_t unmatched, uint64_t unterminated) {
+  if (unmatched)
+    std::fprintf(stderr, "ringprof: note: %llu zone ends without a begin skipped (begin in a deleted file or lost)\n",
+                 static_cast<unsigned long long>(unmatched));
+  if (unterminated)
+    std::fprintf(stderr, "ringprof: note: %llu zones still open at the end, closed at their thread's last event\n",
+                 static_cast<unsigned long long>(unterminated));
+}
+
+void report_symbol_warnings(StackResolver& resolver) {
+  for (const std::string& w : resolver.take_warnings()) std::fprintf(stderr, "%s\n", w.c_str());
+}
+
+void report_no_samples(const SampleProfile& profile) {
+  if (profile.samples == 0)
+    std::fprintf(stderr, "ringprof: note: no CPU samples in the input%s\n",
+                 profile.mechanism == "off" ? " (sampling was off)" : "");
+}
+
+}  // namespace ringprof::cli

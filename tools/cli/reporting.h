@@ -1,0 +1,49 @@
+// What the commands share once parsing is done: opening the input (with
+// progress on a terminal), checking that a window can be placed, and saying
+// what went wrong, one line per problem, on stderr.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ringprof/tools/progress.h"
+#include "ringprof/tools/sample_profile.h"
+#include "ringprof/tools/stack_resolver.h"
+#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/trace_reader.h"
+
+namespace ringprof::cli {
+
+// A reader over PATH... that shows how far it has read when stderr is a
+// terminal (nothing when it is piped or redirected).
+class Input {
+ public:
+  explicit Input(const std::vector<std::string>& paths);
+  TraceReader& reader() { return reader_; }
+  ProgressReporter& progress() { return progress_; }
+
+ private:
+  ProgressReporter progress_;  // declared first: it outlives the reader
+  TraceReader reader_;
+};
+
+// Progress for work that opens its own readers (extract).
+ProgressReporter terminal_progress();
+
+// A window that cannot be placed (a --window-id no file marks, a wall-clock
+// time without a process start) is the user's error, said once, up front:
+// kExitUsage after printing why, else kExitOk. An empty window always fits.
+int place_window(const std::vector<std::string>& paths, const WindowSpec& window);
+
+// Prints every problem the reader found; the exit status they imply.
+int report_problems(const TraceReader& reader);
+// "ringprof: MESSAGE" on stderr.
+void print_error(const std::string& message);
+void report_zone_notes(uint64_t unmatched, uint64_t unterminated);
+// The symbolizer's warnings (a module without symbols, ...), one per line.
+void report_symbol_warnings(StackResolver& resolver);
+// A note when a command that reads CPU samples found none.
+void report_no_samples(const SampleProfile& profile);
+
+}  // namespace ringprof::cli
