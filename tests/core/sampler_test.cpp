@@ -292,12 +292,20 @@ TEST_P(SamplerMechanism, SampleSharesMatchCpuShares) {
 TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   std::atomic<bool> go{false};
   std::atomic<uint32_t> tid_before{0}, tid_after{0}, tid_silent{0};
+  // When each thread began and ended its 300 ms of CPU (wall clock), so a
+  // failure says which thread was armed late and how late.
+  std::atomic<uint64_t> began[3] = {0, 0, 0}, ended[3] = {0, 0, 0};
+  auto spin_timed = [&](int k) {
+    began[k] = internal::monotonic_ns();
+    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    ended[k] = internal::monotonic_ns();
+  };
   // Started before recording; records events once it is on.
   std::thread before([&] {
     tid_before = gettid_now();
     while (!go) std::this_thread::yield();
     RINGPROF_INSTANT("before");
-    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    spin_timed(0);
   });
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));
@@ -305,13 +313,13 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   std::thread after([&] {
     tid_after = gettid_now();
     RINGPROF_INSTANT("after");
-    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    spin_timed(1);
   });
   // Never records an ringprof event: found through /proc/self/task.
   std::thread silent([&] {
     tid_silent = gettid_now();
     pthread_setname_np(pthread_self(), "silent-worker");
-    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    spin_timed(2);
   });
   before.join();
   after.join();
@@ -331,7 +339,9 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   // loaded machine: it failed at 24.)
   const uint64_t min_hot =
       poisson_lower_bound(static_cast<double>(periods) * kWorstDeliveredFraction * 0.9);
-  for (uint32_t tid : {tid_before.load(), tid_after.load(), tid_silent.load()}) {
+  const char* const roles[3] = {"before", "after", "silent"};
+  for (int k = 0; k < 3; ++k) {
+    const uint32_t tid = k == 0 ? tid_before.load() : k == 1 ? tid_after.load() : tid_silent.load();
     const uint32_t index = index_of_tid(*sink, tid);
     ASSERT_NE(index, 0u) << "tid " << tid << " has no thread info";
     const auto seen = functions_sampled(*sink, index);
@@ -339,10 +349,16 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
     uint64_t written = 0;
     for (const auto& [f, n] : seen) written += n;
     const uint64_t lost = sink->threads[index].samples_lost;
-    std::printf("  tid %u: %llu samples (%llu in hot_e, bound %llu), %llu lost; %llu periods expected at least\n", tid,
-                static_cast<unsigned long long>(written), static_cast<unsigned long long>(hot),
+    uint64_t first = 0;
+    for (const auto& s : sink->samples)
+      if (s.thread_index == index && (first == 0 || s.ts < first)) first = s.ts;
+    std::printf("  %s, tid %u: %llu samples (%llu in hot_e, bound %llu), %llu lost; %llu periods expected at least; "
+                "first sample %.1f ms into its %.1f ms of wall time\n",
+                roles[k], tid, static_cast<unsigned long long>(written), static_cast<unsigned long long>(hot),
                 static_cast<unsigned long long>(min_hot), static_cast<unsigned long long>(lost),
-                static_cast<unsigned long long>(periods));
+                static_cast<unsigned long long>(covered_floor(periods)),
+                first ? (static_cast<double>(first) - static_cast<double>(began[k].load())) / 1e6 : -1.0,
+                static_cast<double>(ended[k] - began[k]) / 1e6);
     EXPECT_GE(hot, min_hot) << "tid " << tid << ": " << describe(seen);
     // Coverage, not chance: every period of the covered CPU time is either a
     // sample or counted lost (the timer's overruns included), as far as the
