@@ -51,6 +51,7 @@ TEST(Config, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c.ring_bytes, 512u << 10);
   EXPECT_EQ(c.zstd_level, 3);
   EXPECT_EQ(c.sink, "file");
+  EXPECT_EQ(c.io_retry_ms, 1000u);
   EXPECT_TRUE(c.flush_at_exit);
   EXPECT_EQ(c.sample_hz, 99u);
   EXPECT_EQ(c.detailed_sample_hz, 999u);
@@ -101,7 +102,7 @@ TEST(Config, GoodValuesLand) {
   Env env{{"RINGPROF_DIR", "/tmp/x"},       {"RINGPROF_MAX_BYTES", "1G"},    {"RINGPROF_FILE_BYTES", "8M"},
           {"RINGPROF_RING_BYTES", "64K"},   {"RINGPROF_ZSTD_LEVEL", "9"},    {"RINGPROF_SINK", "null"},
           {"RINGPROF_CLOCK", "monotonic"},  {"RINGPROF_DRAIN_MS", "3"},      {"RINGPROF_FLUSH_MS", "250"},
-          {"RINGPROF_BATCH_EVENTS", "4096"}, {"RINGPROF_FLUSH_AT_EXIT", "0"}};
+          {"RINGPROF_BATCH_EVENTS", "4096"}, {"RINGPROF_FLUSH_AT_EXIT", "0"}, {"RINGPROF_IO_RETRY_MS", "0"}};
   std::vector<std::string> warnings;
   const Config c = config_from_env(&warnings);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
@@ -116,15 +117,16 @@ TEST(Config, GoodValuesLand) {
   EXPECT_EQ(c.flush_interval_ms, 250u);
   EXPECT_EQ(c.batch_events, 4096u);
   EXPECT_FALSE(c.flush_at_exit);
+  EXPECT_EQ(c.io_retry_ms, 0u);
 }
 
 TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {
   Env env{{"RINGPROF_MAX_BYTES", "lots"}, {"RINGPROF_ZSTD_LEVEL", "42"}, {"RINGPROF_SINK", "s3"},
           {"RINGPROF_CLOCK", "sundial"},  {"RINGPROF_DRAIN_MS", "0"},    {"RINGPROF_FLUSH_AT_EXIT", "maybe"},
-          {"RINGPROF_RING_BYTES", "1K"}};
+          {"RINGPROF_RING_BYTES", "1K"},  {"RINGPROF_IO_RETRY_MS", "soon"}};
   std::vector<std::string> warnings;
   const Config c = config_from_env(&warnings);
-  EXPECT_EQ(warnings.size(), 7u);
+  EXPECT_EQ(warnings.size(), 8u);
   for (const std::string& w : warnings) EXPECT_EQ(w.rfind("ringprof: warning: ignoring RINGPROF_", 0), 0u) << w;
   const Config d;
   EXPECT_EQ(c.max_bytes, d.max_bytes);
@@ -134,4 +136,5 @@ TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {
   EXPECT_EQ(c.drain_interval_ms, d.drain_interval_ms);
   EXPECT_EQ(c.flush_at_exit, d.flush_at_exit);
   EXPECT_EQ(c.ring_bytes, d.ring_bytes);
+  EXPECT_EQ(c.io_retry_ms, d.io_retry_ms);
 }

@@ -308,6 +308,8 @@ TEST(DutyCycle, ReopensWhenThePeriodHasPassed) {
   for (uint64_t i = 0; i < 12; ++i) {
     step(i);
     RINGPROF_ZONE_DETAIL("detail_work");
+    // Time is the condition here (the duty cycle is time-driven): a step that
+    // wakes late only makes more windows of 2 steps, which the checks allow.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   stop();
@@ -335,7 +337,7 @@ void check_detail_zones_follow_opening_marks(const Config& config) {
   });
   for (uint64_t i = 0; i < 40; ++i) {
     step(i);
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // pacing between steps, not a wait
   }
   done = true;
   busy.join();

@@ -364,7 +364,7 @@ TEST_P(ClockTest, EventTimesAreMonotonicNanoseconds) {
     RINGPROF_INSTANT("timed");
     const uint64_t after = internal::monotonic_ns();
     brackets.emplace_back(before, after);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // pacing between instants, not a wait
   }
   stop();
   ASSERT_EQ(sink->events.size(), brackets.size());

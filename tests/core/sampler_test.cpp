@@ -35,11 +35,17 @@
 #include "ringprof/ringprof.h"
 #include "sampler/perf_thread_event.h"
 #include "sampler/sampler.h"
+#include "support/sampling_statistics.h"
 #include "support/sanitizers.h"
 #include "support/test_support.h"
 
 using namespace ringprof;
 using ringprof::test::CaptureSink;
+using ringprof::test::covered_floor;
+using ringprof::test::kWorstDeliveredFraction;
+using ringprof::test::min_trials_for_share;
+using ringprof::test::poisson_lower_bound;
+using ringprof::test::share_tolerance;
 
 #if defined(__clang__)
 #define HOT_FN __attribute__((noinline))
@@ -164,19 +170,23 @@ std::string describe(const std::map<std::string, uint64_t>& m) {
   return s;
 }
 
-// The largest k with P(X < k) < p for X ~ Poisson(lambda): a lower bound for
-// a sample count whose false-failure rate is below p. (A count of a fixed
-// number of periods each delivered or not is binomial, with a thinner lower
-// tail than the Poisson of the same mean: the bound is conservative for it.)
-uint64_t poisson_lower_bound(double lambda, double p = 1e-4) {
-  double term = std::exp(-lambda), below = 0;  // P(X = k), P(X < k)
-  uint64_t k = 0;
-  while (below + term < p) {
-    below += term;
-    ++k;
-    term *= lambda / static_cast<double>(k);
-  }
-  return k;
+// Periods of `hz` in `cpu_ns` of CPU time (whole ones).
+uint64_t periods_in(uint32_t hz, uint64_t cpu_ns) { return uint64_t{hz} * cpu_ns / 1000000000ull; }
+
+// The CPU time a thread that records no event can use before the sampler
+// watches it: the drainer's /proc/self/task scan runs every 100 ms of wall
+// time (sampler.cpp), and a thread uses at most 100 ms of CPU in that.
+constexpr uint64_t kScanCpuNs = 100000000;
+
+// Samples written and lost for one thread, as the files say.
+struct ThreadCounts {
+  uint64_t written = 0, lost = 0;
+};
+ThreadCounts counts_for(const CaptureSink& sink, uint32_t index) {
+  ThreadCounts c;
+  for (const auto& s : sink.samples) c.written += s.thread_index == index;
+  if (auto it = sink.threads.find(index); it != sink.threads.end()) c.lost = it->second.samples_lost;
+  return c;
 }
 
 class SamplerMechanism : public ::testing::TestWithParam<SamplerChoice> {
@@ -207,7 +217,6 @@ TEST_P(SamplerMechanism, SampleSharesMatchCpuShares) {
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));
   // Thread A: 70% hot_a, 30% hot_b. Thread B: 25% hot_c, 75% hot_d.
-  // Enough samples that ±5 points is several standard errors (~600-1500).
   const uint64_t kCpu = share_test_cpu_ns(GetParam());
   std::atomic<uint32_t> tid_a{0}, tid_b{0};
   std::thread a([&, kCpu] {
@@ -240,15 +249,42 @@ TEST_P(SamplerMechanism, SampleSharesMatchCpuShares) {
     uint64_t total = 0;
     for (const auto& [f, n] : seen) total += n;
     const uint64_t n1 = seen.count(e.f1) ? seen.at(e.f1) : 0, n2 = seen.count(e.f2) ? seen.at(e.f2) : 0;
-    // On a loaded machine a CPU-time timer misses the ticks its thread is
-    // not running at (counted as lost): expect well under the nominal count.
-    EXPECT_GE(total, static_cast<uint64_t>(hz) * (kCpu / 1000000) / 1000 * 4 / 10) << describe(seen);
+    // Coverage: these threads record no event, so the /proc scan arms them
+    // within kScanCpuNs of their CPU time; every period after that is a
+    // sample or counted lost (a CPU-time timer's overruns included), as far
+    // as the kernel delivers periods (covered_floor).
+    const uint64_t periods = periods_in(hz, kCpu - kScanCpuNs);
+    const ThreadCounts c = counts_for(*sink, index);
+    EXPECT_GE(c.written + c.lost, covered_floor(periods)) << "written " << c.written << " lost " << c.lost;
+    // The samples in the two hot functions (over 90% of the CPU time):
+    // Poisson(periods × worst delivered fraction × 0.9), false-failure rate
+    // below 1e-4 (sampling_statistics.h). Timer: 600 periods, bound 94;
+    // perf: 1400 periods, bound 251.
+    const uint64_t min_hot = poisson_lower_bound(static_cast<double>(periods) * kWorstDeliveredFraction * 0.9);
+    EXPECT_GE(n1 + n2, min_hot) << describe(seen);
+    // A property of the workload, not of chance: the loop around the hot
+    // functions (clock_gettime, the lambda) is a few percent of its time, far
+    // from 10% at any count that passes the bound above.
     EXPECT_GE(n1 + n2, total * 9 / 10) << "samples outside the hot functions: " << describe(seen);
     ASSERT_GT(n1 + n2, 0u);
-    const double share = static_cast<double>(n1) / static_cast<double>(n1 + n2);
-    EXPECT_NEAR(share, e.share1, 0.05) << describe(seen);
-    std::printf("  tid %u: %s-> %s share %.3f (expected %.2f)\n", e.tid, describe(seen).c_str(), e.f1, share,
-                e.share1);
+    // The share of f1 among n = n1 + n2 samples is binomial(n, p): within
+    // 3.9 standard errors, a two-sided false-failure rate below 1e-4 (0.14 at
+    // n = 164, a loaded machine's timer; 0.05 at n = 1300, perf). Below
+    // min_trials_for_share the tolerance could not tell p from an even split,
+    // and the check would say nothing: then only the accounting above holds.
+    const uint64_t n = n1 + n2;
+    const double share = static_cast<double>(n1) / static_cast<double>(n);
+    const double tolerance = share_tolerance(e.share1, n);
+    if (n >= min_trials_for_share(e.share1)) {
+      EXPECT_NEAR(share, e.share1, tolerance) << describe(seen);
+    } else {
+      std::printf("  tid %u: %llu samples are too few to check a share of %.2f\n", e.tid,
+                  static_cast<unsigned long long>(n), e.share1);
+    }
+    std::printf("  tid %u: %s-> %s share %.3f (expected %.2f ± %.3f); %llu written + %llu lost >= %llu periods\n",
+                e.tid, describe(seen).c_str(), e.f1, share, e.share1, tolerance,
+                static_cast<unsigned long long>(c.written), static_cast<unsigned long long>(c.lost),
+                static_cast<unsigned long long>(periods));
   }
   expect_exact_accounting(*sink);
 }
@@ -256,12 +292,20 @@ TEST_P(SamplerMechanism, SampleSharesMatchCpuShares) {
 TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   std::atomic<bool> go{false};
   std::atomic<uint32_t> tid_before{0}, tid_after{0}, tid_silent{0};
+  // When each thread began and ended its 300 ms of CPU (wall clock), so a
+  // failure says which thread was armed late and how late.
+  std::atomic<uint64_t> began[3] = {0, 0, 0}, ended[3] = {0, 0, 0};
+  auto spin_timed = [&](int k) {
+    began[k] = internal::monotonic_ns();
+    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    ended[k] = internal::monotonic_ns();
+  };
   // Started before recording; records events once it is on.
   std::thread before([&] {
     tid_before = gettid_now();
     while (!go) std::this_thread::yield();
     RINGPROF_INSTANT("before");
-    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    spin_timed(0);
   });
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));
@@ -269,13 +313,13 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   std::thread after([&] {
     tid_after = gettid_now();
     RINGPROF_INSTANT("after");
-    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    spin_timed(1);
   });
   // Never records an ringprof event: found through /proc/self/task.
   std::thread silent([&] {
     tid_silent = gettid_now();
     pthread_setname_np(pthread_self(), "silent-worker");
-    spin_cpu(300000000, [] { return hot_e(kUnit); });
+    spin_timed(2);
   });
   before.join();
   after.join();
@@ -286,19 +330,18 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   // /proc/self/task scan, every 100 ms of wall time (silent): at least 200 ms
   // of its CPU time is covered.
   const uint32_t hz = test_hz(GetParam());
-  const uint64_t periods = hz / 5;  // hz × 200 ms
-  // How many periods come as samples is not bounded by the sampler: a
-  // CPU-time timer fires on the scheduler tick, and on a loaded (virtual)
-  // machine many periods are folded into overruns (counted lost). Measured
-  // here (2 vCPUs, two busy loops, ASan): 26% of the nominal count reached
-  // the workload in SampleSharesMatchCpuShares. So the samples of hot_e are
-  // taken as Poisson(λ), λ = periods × 0.25 delivered × 0.9 in hot_e (perf
-  // delivers every period; the same λ is merely looser there), and the bound
-  // is the largest k with P(X < k) < 1e-4: the false-failure rate per thread.
-  // (The old bound, hz/10 = 25 for the timer, was a third of the nominal
-  // count with no margin for that: it failed at 24.)
-  const uint64_t min_hot = poisson_lower_bound(static_cast<double>(periods) * 0.25 * 0.9);
-  for (uint32_t tid : {tid_before.load(), tid_after.load(), tid_silent.load()}) {
+  const uint64_t periods = periods_in(hz, 300000000 - kScanCpuNs);
+  // The samples of hot_e are Poisson(periods × worst delivered fraction ×
+  // 0.9 in hot_e), and the bound is the largest k with P(X < k) < 1e-4: the
+  // false-failure rate per thread (sampling_statistics.h). Timer: 50
+  // periods, bound 1; perf: 200 periods, bound 22. (The old bound, hz/10 = 25
+  // for the timer, was a third of the nominal count with no margin for a
+  // loaded machine: it failed at 24.)
+  const uint64_t min_hot =
+      poisson_lower_bound(static_cast<double>(periods) * kWorstDeliveredFraction * 0.9);
+  const char* const roles[3] = {"before", "after", "silent"};
+  for (int k = 0; k < 3; ++k) {
+    const uint32_t tid = k == 0 ? tid_before.load() : k == 1 ? tid_after.load() : tid_silent.load();
     const uint32_t index = index_of_tid(*sink, tid);
     ASSERT_NE(index, 0u) << "tid " << tid << " has no thread info";
     const auto seen = functions_sampled(*sink, index);
@@ -306,16 +349,22 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
     uint64_t written = 0;
     for (const auto& [f, n] : seen) written += n;
     const uint64_t lost = sink->threads[index].samples_lost;
-    std::printf("  tid %u: %llu samples (%llu in hot_e, bound %llu), %llu lost; %llu periods expected at least\n", tid,
-                static_cast<unsigned long long>(written), static_cast<unsigned long long>(hot),
+    uint64_t first = 0;
+    for (const auto& s : sink->samples)
+      if (s.thread_index == index && (first == 0 || s.ts < first)) first = s.ts;
+    std::printf("  %s, tid %u: %llu samples (%llu in hot_e, bound %llu), %llu lost; %llu periods expected at least; "
+                "first sample %.1f ms into its %.1f ms of wall time\n",
+                roles[k], tid, static_cast<unsigned long long>(written), static_cast<unsigned long long>(hot),
                 static_cast<unsigned long long>(min_hot), static_cast<unsigned long long>(lost),
-                static_cast<unsigned long long>(periods));
+                static_cast<unsigned long long>(covered_floor(periods)),
+                first ? (static_cast<double>(first) - static_cast<double>(began[k].load())) / 1e6 : -1.0,
+                static_cast<double>(ended[k] - began[k]) / 1e6);
     EXPECT_GE(hot, min_hot) << "tid " << tid << ": " << describe(seen);
     // Coverage, not chance: every period of the covered CPU time is either a
-    // sample or counted lost (the timer's overruns included). The only way
-    // to fail this wrongly is a thread armed after more than 100 ms of its
-    // CPU time.
-    EXPECT_GE(written + lost, periods) << "tid " << tid << ": " << describe(seen) << "lost " << lost;
+    // sample or counted lost (the timer's overruns included), as far as the
+    // kernel delivers periods (covered_floor: 37 of 50 for the timer). A
+    // thread armed after more than ~140 ms of its CPU time fails this.
+    EXPECT_GE(written + lost, covered_floor(periods)) << "tid " << tid << ": " << describe(seen) << "lost " << lost;
   }
   const uint32_t silent_index = index_of_tid(*sink, tid_silent);
   EXPECT_EQ(sink->threads[silent_index].name, "silent-worker");
@@ -373,7 +422,17 @@ TEST_P(SamplerMechanism, DlopenedLibraryIsListedWithBuildIdAndSamplesMapIntoIt) 
     const auto& frames = sink->stacks[s.stack - 1].frames;
     if (!frames.empty() && frames[0] >= plugin->start && frames[0] < plugin->end) ++inside;
   }
-  EXPECT_GE(inside, test_hz(GetParam()) / 5) << "~0.4 s of CPU inside the library";
+  // This thread was armed by the sampler's first scan, before start()
+  // returned: all of its 0.4 s of CPU is covered, every period a sample or
+  // counted lost (covered_floor). The samples inside the library (over 90% of that
+  // time) are Poisson(periods × worst delivered fraction × 0.9), bounded at
+  // a false-failure rate below 1e-4 (timer: 100 periods, bound 7; perf: 400,
+  // bound 57).
+  const uint64_t periods = periods_in(test_hz(GetParam()), 400000000);
+  const ThreadCounts c = counts_for(*sink, index_of_tid(*sink, gettid_now()));
+  EXPECT_GE(c.written + c.lost, covered_floor(periods)) << "written " << c.written << " lost " << c.lost;
+  EXPECT_GE(inside, poisson_lower_bound(static_cast<double>(periods) * kWorstDeliveredFraction * 0.9))
+      << "0.4 s of CPU inside the library; " << c.written << " samples written, " << c.lost << " lost";
   dlclose(handle);
 }
 
@@ -413,9 +472,14 @@ TEST_P(SamplerMechanism, ForkedChildIsOffUntilItStartsItsOwnSampler) {
     stop();
     const uint32_t index = index_of_tid(*child_sink, gettid_now());
     if (index == 0) _exit(4);
-    uint64_t mine = 0;
-    for (const auto& smp : child_sink->samples) mine += smp.thread_index == index;
-    if (mine < test_hz(GetParam()) / 10) _exit(5);
+    // Armed by the child's first scan, before its start() returned: 300 ms
+    // of CPU covered (covered_floor), and the samples written are Poisson(periods ×
+    // worst delivered fraction), bounded at a false-failure rate below 1e-4
+    // (timer: 75 periods, bound 5; perf: 300, bound 45).
+    const uint64_t periods = periods_in(test_hz(GetParam()), 300000000);
+    const ThreadCounts mine = counts_for(*child_sink, index);
+    if (mine.written < poisson_lower_bound(static_cast<double>(periods) * kWorstDeliveredFraction)) _exit(5);
+    if (mine.written + mine.lost < covered_floor(periods)) _exit(7);
     const RecorderStats st = recorder_stats();
     if (st.samples_written + st.samples_lost != st.samples_taken) _exit(6);
     _exit(0);
@@ -424,7 +488,7 @@ TEST_P(SamplerMechanism, ForkedChildIsOffUntilItStartsItsOwnSampler) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   EXPECT_EQ(WEXITSTATUS(status), 0) << "2: recording on in the child, 3: start failed, 4: no thread info, "
-                                       "5: too few samples, 6: accounting";
+                                       "5: too few samples, 6: accounting, 7: periods not covered";
   spin_cpu(100000000, [] { return hot_e(kUnit); });
   stop();
   EXPECT_FALSE(sink->samples.empty());
@@ -433,13 +497,25 @@ TEST_P(SamplerMechanism, ForkedChildIsOffUntilItStartsItsOwnSampler) {
 
 namespace {
 
-// Remembers the sampler rate every batch stated, in order (changes only).
+// Remembers the sampler rate every batch stated, in order (changes only),
+// and per rate stated (an epoch) each thread's samples written and lost.
+// The drainer sends the samples taken at the old rate in a batch that states
+// it before it changes the rate (Drainer::on_level), so a batch's samples and
+// losses belong to the rate it states.
 class RateSink : public CaptureSink {
  public:
   bool write(const Batch& b) override {
     if (b.sampler) {
       std::lock_guard<std::mutex> lock(rates_mutex_);
-      if (rates.empty() || rates.back() != b.sampler->hz) rates.push_back(b.sampler->hz);
+      if (rates.empty() || rates.back() != b.sampler->hz) {
+        rates.push_back(b.sampler->hz);
+        epochs.emplace_back();
+      }
+      auto& epoch = epochs.back();
+      for (const EventRun& run : b.runs)
+        for (uint32_t i = 0; i < run.count; ++i)
+          epoch[run.thread_index].written += b.events[run.begin + i].kind == EventKind::Sample;
+      for (const ThreadInfo& t : b.threads) epoch[t.index].lost += t.samples_lost;
     }
     return CaptureSink::write(b);
   }
@@ -447,11 +523,32 @@ class RateSink : public CaptureSink {
     std::lock_guard<std::mutex> lock(rates_mutex_);
     return rates;
   }
+  ThreadCounts in_epoch(size_t epoch, uint32_t index) {
+    std::lock_guard<std::mutex> lock(rates_mutex_);
+    if (epoch >= epochs.size() || !epochs[epoch].count(index)) return {};
+    return epochs[epoch].at(index);
+  }
 
  private:
   std::mutex rates_mutex_;
   std::vector<uint32_t> rates;
+  std::vector<std::map<uint32_t, ThreadCounts>> epochs;  // parallel to `rates`
 };
+
+// Waits until a batch has stated `hz` as the sampler's rate: the level
+// change has been applied. An event and a flush make the drainer send a
+// batch now rather than when one ages.
+void wait_for_rate(RateSink& sink, uint32_t hz) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    RINGPROF_INSTANT("waiting for the rate");
+    flush();
+    const std::vector<uint32_t> seen = sink.rates_seen();
+    if (!seen.empty() && seen.back() == hz) return;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no batch stated " << hz << " Hz within 10 s";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 struct Phase {
   uint64_t from_ns, to_ns, cpu_ns;
@@ -464,11 +561,10 @@ Phase busy_phase(uint64_t cpu_ns) {
   return Phase{t0, internal::monotonic_ns(), thread_cpu_ns() - cpu0};
 }
 
-double rate_in(const CaptureSink& sink, uint32_t index, const Phase& p) {
+uint64_t samples_in(const CaptureSink& sink, uint32_t index, const Phase& p) {
   uint64_t n = 0;
-  for (const auto& s : sink.samples)
-    if (s.thread_index == index && s.ts >= p.from_ns && s.ts <= p.to_ns) ++n;
-  return static_cast<double>(n) * 1e9 / static_cast<double>(p.cpu_ns);
+  for (const auto& s : sink.samples) n += s.thread_index == index && s.ts >= p.from_ns && s.ts <= p.to_ns;
+  return n;
 }
 
 }  // namespace
@@ -478,6 +574,17 @@ double rate_in(const CaptureSink& sink, uint32_t index, const Phase& p) {
 // the batches state each rate. CPU-time timers tick with the scheduler (often
 // 250 Hz) and lose more periods on a loaded machine, so the fallback is tested
 // at 25 vs 200 Hz, over longer phases.
+//
+// Each rate is checked by the accounting: in the epoch a rate is stated for,
+// this thread's samples written + lost cover the periods of the busy phase
+// inside it (at least covered_floor(hz × phase CPU)), and no more
+// periods than the epoch's CPU time holds (at most hz × CPU from the level
+// change to the next rate stated, + 2 for the periods in flight at the two
+// changes). A rate that did not change fails one side or the other. The
+// samples written in a phase are Poisson(hz × CPU × worst delivered
+// fraction), bounded below at a false-failure rate under 1e-4; they cannot
+// exceed the periods in it (+ 2, as above). The waits between phases are for
+// the rate change to be stated in a batch, with a deadline, not for a time.
 TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
   const bool perf = GetParam() == SamplerChoice::Perf;
   const uint32_t lo = perf ? 100 : 25, hi = perf ? 1000 : 200;
@@ -485,45 +592,68 @@ TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
   Config c = sampling_config(GetParam(), lo);
   c.detailed_sample_hz = hi;
   auto sink = std::make_shared<RateSink>();
+  // start() returns after the sampler's first scan, which armed this thread.
+  // This thread's CPU time when each level is asked for and when its rate
+  // has been stated: an epoch lies between its own request and the next
+  // statement.
+  uint64_t asked[4], stated[4];
+  asked[0] = thread_cpu_ns();
   ASSERT_TRUE(start(c, sink));
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the drainer's scan covers this thread
+  stated[0] = thread_cpu_ns();
   const Phase always_on = busy_phase(kCpu);
+  asked[1] = thread_cpu_ns();
   set_mode(Mode::Detailed);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a few drainer rounds
+  wait_for_rate(*sink, hi);
+  if (HasFatalFailure()) return stop();
+  stated[1] = thread_cpu_ns();
   const Phase detailed = busy_phase(kCpu);
+  asked[2] = thread_cpu_ns();
   set_mode(Mode::AlwaysOn);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  wait_for_rate(*sink, lo);
+  if (HasFatalFailure()) return stop();
+  stated[2] = thread_cpu_ns();
   const Phase back = busy_phase(kCpu);
+  asked[3] = thread_cpu_ns();
   set_mode(Mode::Off);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  wait_for_rate(*sink, 0);
+  if (HasFatalFailure()) return stop();
+  stated[3] = thread_cpu_ns();
   const Phase off = busy_phase(kCpu / 2);
   stop();
 
   const uint32_t index = index_of_tid(*sink, gettid_now());
   ASSERT_NE(index, 0u) << "this thread was never sampled";
-  const double r_on = rate_in(*sink, index, always_on), r_detailed = rate_in(*sink, index, detailed);
-  const double r_back = rate_in(*sink, index, back), r_off = rate_in(*sink, index, off);
-  const std::string rates = "always_on " + std::to_string(r_on) + "/s, detailed " + std::to_string(r_detailed) +
-                            "/s, always_on again " + std::to_string(r_back) + "/s, off " + std::to_string(r_off) +
-                            "/s";
-  EXPECT_GE(r_on, 0.5 * lo) << rates;
-  EXPECT_LE(r_on, 1.5 * lo) << rates;
-  EXPECT_GE(r_detailed, (perf ? 5.0 : 2.5) * r_on) << rates;
-  EXPECT_GE(r_detailed, 0.5 * hi) << rates;
-  EXPECT_LE(r_back, 1.5 * lo) << rates;
-  EXPECT_GE(r_back, 0.5 * lo) << rates;
-  EXPECT_LE(r_off * static_cast<double>(off.cpu_ns) / 1e9, 2.0) << "sampling is paused at level off; " << rates;
-
-  // The batches state every rate in turn (off's pause is stated only if a
-  // batch went out after it).
+  // The batches state every rate in turn, off's pause included (waited for).
   const std::vector<uint32_t> seen = sink->rates_seen();
-  ASSERT_GE(seen.size(), 3u);
-  EXPECT_EQ(seen[0], lo);
-  EXPECT_EQ(seen[1], hi);
-  EXPECT_EQ(seen[2], lo);
-  if (seen.size() > 3) {
-    EXPECT_EQ(seen[3], 0u);
+  ASSERT_EQ(seen, (std::vector<uint32_t>{lo, hi, lo, 0}));
+
+  struct Epoch {
+    const char* name;
+    uint32_t hz;
+    const Phase& phase;
+  };
+  const Epoch epochs[] = {{"always_on", lo, always_on}, {"detailed", hi, detailed}, {"always_on again", lo, back}};
+  for (size_t i = 0; i < 3; ++i) {
+    const Epoch& e = epochs[i];
+    const ThreadCounts n = sink->in_epoch(i, index);
+    const uint64_t in_phase = samples_in(*sink, index, e.phase);
+    const uint64_t phase_periods = periods_in(e.hz, e.phase.cpu_ns);
+    // Epoch i begins after asked[i] (the sampler's start for the first) and
+    // ends before stated[i + 1].
+    const uint64_t most = periods_in(e.hz, stated[i + 1] - asked[i]) + 2;
+    const std::string what = std::string(e.name) + " at " + std::to_string(e.hz) + " Hz: " +
+                             std::to_string(n.written) + " written + " + std::to_string(n.lost) + " lost in the epoch, " +
+                             std::to_string(in_phase) + " in the phase of " + std::to_string(phase_periods) +
+                             " periods, at most " + std::to_string(most);
+    std::printf("  %s\n", what.c_str());
+    EXPECT_GE(n.written + n.lost, covered_floor(phase_periods)) << what;
+    EXPECT_LE(n.written + n.lost, most) << what;
+    EXPECT_GE(in_phase, poisson_lower_bound(static_cast<double>(phase_periods) * kWorstDeliveredFraction)) << what;
+    EXPECT_LE(in_phase, phase_periods + 2) << what;
   }
+  // Paused: no more than the samples in flight when the pause was applied.
+  EXPECT_LE(samples_in(*sink, index, off), 2u) << "sampling is paused at level off";
+
   ASSERT_TRUE(sink->sampler.has_value());
   EXPECT_EQ(sink->sampler->mechanism, mechanism_for(GetParam()));
   expect_exact_accounting(*sink);

@@ -111,7 +111,20 @@ TEST(Trigger, DetailedWindowAppearsInTheRunningProcessFiles) {
   uint64_t id = 0;
   ASSERT_EQ(std::sscanf(r.out.c_str(), "pid %*u: window %llu", reinterpret_cast<unsigned long long*>(&id)), 1)
       << r.out;
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // 5 steps of 300 us, then a few more
+  // Wait for the window to close (5 steps of 300 us, however late they run
+  // on a loaded machine): its end mark is in the files, since completing a
+  // window makes the drainer emit and flush at once. A SIGTERM before that
+  // would close the window early, with fewer steps.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto window_ended = [&] {
+    for (const NamedEvent& e : read_named({rp}).events)
+      if (e.kind == EventKind::Mark && e.name == kMarkWindowEnd && e.value == id) return true;
+    return false;
+  };
+  while (!window_ended()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "window " << id << " never ended in the files";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 
   // SIGTERM: the process had no handler, so ringprof flushes, seals and re-raises.
   const int status = app.terminate(SIGTERM);
@@ -205,7 +218,9 @@ TEST(Trigger, AnotherUserIsRefused) {
   ASSERT_EQ(chmod((request + ".planted").c_str(), 0600), 0);
   ASSERT_EQ(chown((request + ".planted").c_str(), 65534, 65534), 0);
   ASSERT_EQ(rename((request + ".planted").c_str(), request.c_str()), 0);
-  for (int i = 0; i < 200 && access(request.c_str(), F_OK) == 0; ++i)
+  // The drainer polls every 10 ms, but may be starved on a loaded machine:
+  // a deadline of 10 s, not 1.
+  for (int i = 0; i < 2000 && access(request.c_str(), F_OK) == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_NE(access(request.c_str(), F_OK), 0) << "the process removes what it refuses";
   EXPECT_NE(access(control::answer_path(rp, static_cast<uint32_t>(app.pid())).c_str(), F_OK), 0) << "no answer";

@@ -72,16 +72,20 @@ int record(int threads, uint64_t events, const std::string& end) {
 
 int stream() {
   ringprof::start();
+  std::atomic<int> recording{0};  // threads that have recorded their first events
   auto body = [&](int t) {
     ringprof::set_thread_name("stream-" + std::to_string(t));
     for (uint64_t i = 0;; ++i) {
       RINGPROF_ZONE("tick");
       ringprof::counter("seq", static_cast<double>(i));
+      if (i == 0) recording.fetch_add(1);
+      // Pacing, part of the workload: a steady stream, not a flood.
       if (i % 64 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   };
   std::thread a(body, 0), b(body, 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // "ready" once both threads have recorded and that reached the files.
+  while (recording.load() < 2) std::this_thread::sleep_for(std::chrono::microseconds(100));
   ringprof::flush();
   std::printf("ready\n");
   std::fflush(stdout);
@@ -123,7 +127,7 @@ int crash(const std::string& how, int threads, uint64_t events) {
       done.fetch_add(1);
       for (;;) {
         RINGPROF_ZONE("spin");
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        std::this_thread::sleep_for(std::chrono::microseconds(50));  // pacing, part of the workload
       }
     });
   }

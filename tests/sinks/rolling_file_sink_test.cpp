@@ -90,6 +90,9 @@ Config config_for(const std::string& dir, uint64_t max_bytes, uint64_t file_byte
   c.max_bytes = max_bytes;
   c.file_bytes = file_bytes;
   c.zstd_level = 1;
+  // Retry at the next write after disk trouble, so the tests need not wait
+  // out a back-off; RecoversAfterTheDirectoryIsRemoved checks the back-off.
+  c.io_retry_ms = 0;
   return c;
 }
 
@@ -204,7 +207,9 @@ class StderrCapture {
   std::string text_;
 };
 
-void sleep_past_backoff() { std::this_thread::sleep_for(std::chrono::milliseconds(1100)); }
+// Waits until a back-off of `ms` that began before the call has surely
+// passed: time passing is the condition.
+void sleep_past_backoff(uint32_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms + ms / 10 + 1)); }
 
 TEST(RollingFileSink, RotatesAndRenamesPartFilesWhenSealed) {
   TempDir tmp;
@@ -400,9 +405,8 @@ TEST(RollingFileSink, UncreatableDirectoryRefusesWritesWithOneWarning) {
   StderrCapture capture;
   sink->begin_session(session());
   EXPECT_FALSE(sink->write(maker.next().batch()));
+  EXPECT_FALSE(sink->write(maker.next().batch()));  // retried (no back-off), still failing: no new warning
   EXPECT_FALSE(sink->write(maker.next().batch()));
-  sleep_past_backoff();
-  EXPECT_FALSE(sink->write(maker.next().batch()));  // retried, still failing: no new warning
   EXPECT_FALSE(sink->write(maker.next().batch()));
   sink->end_session();
   const std::string err = capture.finish();
@@ -418,7 +422,12 @@ TEST(RollingFileSink, UncreatableDirectoryRefusesWritesWithOneWarning) {
 TEST(RollingFileSink, RecoversAfterTheDirectoryIsRemoved) {
   TempDir tmp;
   const std::string dir = tmp.file("out");
-  auto sink = make_rolling_file_sink(config_for(dir, 1 << 20, 1 << 20));
+  // The default back-off: batches are refused, without touching the disk,
+  // for a second after the trouble is noticed (two writes in a row are far
+  // less than a second apart, even on a loaded machine).
+  Config config = config_for(dir, 1 << 20, 1 << 20);
+  config.io_retry_ms = Config{}.io_retry_ms;
+  auto sink = make_rolling_file_sink(config);
   sink->begin_session(session());
   BatchMaker maker;
   ASSERT_TRUE(sink->write(maker.next().batch()));
@@ -428,8 +437,8 @@ TEST(RollingFileSink, RecoversAfterTheDirectoryIsRemoved) {
   StderrCapture capture;
   EXPECT_FALSE(sink->write(maker.next().batch()));  // notices, warns
   EXPECT_FALSE(sink->write(maker.next().batch()));  // backing off
-  EXPECT_FALSE(fs::exists(dir));
-  sleep_past_backoff();
+  EXPECT_FALSE(fs::exists(dir)) << "a batch refused while backing off must not touch the disk";
+  sleep_past_backoff(config.io_retry_ms);
   BatchData after = maker.next();
   EXPECT_TRUE(sink->write(after.batch()));  // directory re-created, new file
   EXPECT_TRUE(sink->write(maker.next().batch()));
@@ -483,7 +492,7 @@ TEST(RollingFileSink, FullDiskLeavesNoTornFrameAndRecoversWhenSpaceIsFreed) {
   }
   ASSERT_TRUE(failed) << "the disk never filled";
   ASSERT_GT(written, 0);
-  EXPECT_FALSE(sink->write(maker.next(300).batch()));  // backing off
+  EXPECT_FALSE(sink->write(maker.next(300).batch()));  // retried at once (no back-off here): still full
 
   // Whatever is on the disk is whole frames only, and every file decodes.
   uint64_t events = 0;
@@ -494,9 +503,8 @@ TEST(RollingFileSink, FullDiskLeavesNoTornFrameAndRecoversWhenSpaceIsFreed) {
   }
   EXPECT_EQ(events, static_cast<uint64_t>(written) * 300);
 
-  // Space is freed (someone cleans up); after the back-off writing resumes.
+  // Space is freed (someone cleans up); the next retry writes again.
   for (const auto& [name, size] : ringprof_files(dir)) fs::remove(dir + "/" + name);
-  sleep_past_backoff();
   EXPECT_TRUE(sink->write(maker.next(300).batch()));
   const std::string err = capture.finish();
   EXPECT_EQ(count_warnings(err), 1u) << err;
@@ -541,13 +549,11 @@ TEST(RollingFileSink, FileSizeLimitRefusesWritesWithoutSigxfszThenResumes) {
   ASSERT_TRUE(limit.set(100));  // smaller than any frame
   StderrCapture capture;
   EXPECT_FALSE(sink->write(maker.next().batch()));
-  EXPECT_FALSE(sink->write(maker.next().batch()));
-  sleep_past_backoff();
+  EXPECT_FALSE(sink->write(maker.next().batch()));  // retried (no back-off), still too large
   EXPECT_FALSE(sink->write(maker.next().batch()));
   EXPECT_EQ(total_bytes(dir), 0u);  // no partial frame anywhere
 
   limit.restore();  // the "disk" frees up
-  sleep_past_backoff();
   BatchData resumed = maker.next();
   EXPECT_TRUE(sink->write(resumed.batch()));
   const std::string err = capture.finish();

@@ -25,6 +25,7 @@ struct Config {
   uint64_t file_bytes = 16ull << 20;         // RINGPROF_FILE_BYTES: one file
   int zstd_level = 3;                        // RINGPROF_ZSTD_LEVEL (1..19)
   std::string sink = "file";                 // RINGPROF_SINK: file | null
+  uint32_t io_retry_ms = 1000;               // RINGPROF_IO_RETRY_MS: after disk trouble, refuse batches this long
 
   // Recording path.
   uint32_t ring_bytes = 512u << 10;          // RINGPROF_RING_BYTES: per thread

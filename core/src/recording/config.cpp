@@ -113,6 +113,7 @@ Config config_from_env(std::vector<std::string>* warnings) {
     else if (v == "monotonic") c.clock = ClockChoice::Monotonic;
     else env.warn("RINGPROF_CLOCK", s, "auto, tsc or monotonic");
   }
+  env.integer("RINGPROF_IO_RETRY_MS", &c.io_retry_ms, 0, 3600000);
   env.integer("RINGPROF_DRAIN_MS", &c.drain_interval_ms, 1, 1000);
   env.integer("RINGPROF_FLUSH_MS", &c.flush_interval_ms, 1, 600000);
   env.integer("RINGPROF_BATCH_EVENTS", &c.batch_events, 1024, 1 << 22);

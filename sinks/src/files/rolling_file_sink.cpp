@@ -42,9 +42,6 @@
 namespace ringprof {
 namespace {
 
-// How long to refuse batches after disk trouble before trying again: long
-// enough not to hammer a full disk, short enough to lose little once it clears.
-constexpr uint64_t kRetryAfterNs = 1000000000ull;
 // Names skipped (planted files, leftovers) before giving up on opening one.
 constexpr int kMaxNameAttempts = 1000;
 
@@ -63,6 +60,7 @@ class RollingFileSink final : public Sink {
       : dir_(config.dir.empty() ? std::string(".") : config.dir),
         max_bytes_(config.max_bytes),
         file_bytes_(std::min(config.file_bytes, config.max_bytes)),
+        retry_after_ns_(uint64_t{config.io_retry_ms} * 1000000ull),
         encoder_(config.zstd_level),
         crash_scratch_(new (std::nothrow) crash_segment::Scratch) {}
 
@@ -338,12 +336,16 @@ class RollingFileSink final : public Sink {
       troubled_ = true;
     }
     needs_scan_ = true;  // the directory may have changed (removed, cleaned up)
-    retry_at_ns_ = internal::monotonic_ns() + kRetryAfterNs;
+    retry_at_ns_ = internal::monotonic_ns() + retry_after_ns_;
   }
 
   const std::string dir_;
   const uint64_t max_bytes_;
   const uint64_t file_bytes_;
+  // How long to refuse batches after disk trouble before trying again
+  // (Config::io_retry_ms): long enough not to hammer a full disk, short
+  // enough to lose little once it clears.
+  const uint64_t retry_after_ns_;
   SegmentEncoder encoder_;
   std::vector<uint8_t> frame_;
   DirectoryBudget budget_;
