@@ -105,9 +105,6 @@ struct SegmentEncoder::State {
   std::vector<uint8_t> kinds, ts, locs, values, addresses;
   std::vector<uint32_t> new_locations;
   std::vector<uint32_t> new_stacks;
-  std::vector<LocationIds> new_location_ids;
-  std::vector<ModuleIds> new_modules;
-  std::vector<flatbuffers::Offset<fb::Thread>> thread_tables;
   std::vector<uint8_t> frame_bytes;
   gpu_codec::Encoder gpu_encoder;
 
@@ -145,9 +142,9 @@ struct SegmentEncoder::State {
   [[gnu::noinline]] flatbuffers::Offset<fb::Clock> encode_clock();
   [[gnu::noinline]] flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
   encode_strings();
-  [[gnu::noinline]] void intern_locations(const Batch& batch);
-  [[gnu::noinline]] VectorOffset<fb::Location> encode_locations();
-  [[gnu::noinline]] void encode_threads(const Batch& batch);
+  [[gnu::noinline]] void intern_locations(const Batch& batch, std::vector<LocationIds>& ids);
+  [[gnu::noinline]] VectorOffset<fb::Location> encode_locations(const std::vector<LocationIds>& ids);
+  [[gnu::noinline]] void encode_threads(const Batch& batch, std::vector<flatbuffers::Offset<fb::Thread>>& tables);
   uint32_t encode_events(const Batch& batch, uint64_t base_ns);
   [[gnu::noinline]] VectorOffset<fb::Stack> encode_stacks(const Batch& batch);
   [[gnu::noinline]] VectorOffset<fb::Module> encode_modules(const Batch& batch);
@@ -174,9 +171,6 @@ void SegmentEncoder::State::begin_segment() {
   addresses.clear();
   new_locations.clear();
   new_stacks.clear();
-  new_location_ids.clear();
-  new_modules.clear();
-  thread_tables.clear();
 }
 
 // Process: file start only.
@@ -207,28 +201,28 @@ SegmentEncoder::State::encode_strings() {
 
 // Locations the event loop referred to for the first time in this file. Their
 // strings are interned before anything else, so they take the lowest new ids.
-void SegmentEncoder::State::intern_locations(const Batch& batch) {
-  new_location_ids.reserve(new_locations.size());
+void SegmentEncoder::State::intern_locations(const Batch& batch, std::vector<LocationIds>& ids) {
+  ids.reserve(new_locations.size());
   for (uint32_t id : new_locations) {
     const Location& l = batch.locations[id - 1];
-    new_location_ids.push_back({id, intern(l.name), intern(l.function), intern(l.file), l.line});
+    ids.push_back({id, intern(l.name), intern(l.function), intern(l.file), l.line});
   }
 }
 
-VectorOffset<fb::Location> SegmentEncoder::State::encode_locations() {
-  if (new_location_ids.empty()) return 0;
+VectorOffset<fb::Location> SegmentEncoder::State::encode_locations(const std::vector<LocationIds>& ids) {
+  if (ids.empty()) return 0;
   std::vector<flatbuffers::Offset<fb::Location>> offs;
-  offs.reserve(new_location_ids.size());
-  for (const LocationIds& l : new_location_ids)
+  offs.reserve(ids.size());
+  for (const LocationIds& l : ids)
     offs.push_back(fb::CreateLocation(fbb, l.id, l.name, l.function, l.file, l.line));
   return fbb.CreateVector(offs);
 }
 
 // Threads: every thread of the batch with its drop counts; the name only when
 // the file does not hold this version of it yet. Builds the tables into
-// thread_tables; build_segment() makes the vector.
-void SegmentEncoder::State::encode_threads(const Batch& batch) {
-  thread_tables.reserve(batch.threads.size());
+// `tables`; build_segment() makes the vector.
+void SegmentEncoder::State::encode_threads(const Batch& batch, std::vector<flatbuffers::Offset<fb::Thread>>& tables) {
+  tables.reserve(batch.threads.size());
   for (const ThreadInfo& t : batch.threads) {
     flatbuffers::Offset<flatbuffers::String> name;
     auto it = thread_name_versions.find(t.index);
@@ -238,7 +232,7 @@ void SegmentEncoder::State::encode_threads(const Batch& batch) {
           t.index, it == thread_name_versions.end() ? std::nullopt : std::optional<uint32_t>(it->second));
       thread_name_versions[t.index] = t.name_version;
     }
-    thread_tables.push_back(fb::CreateThread(fbb, t.index, t.tid, name, t.dropped_ring, t.dropped_io, t.samples_lost));
+    tables.push_back(fb::CreateThread(fbb, t.index, t.tid, name, t.dropped_ring, t.dropped_io, t.samples_lost));
   }
 }
 
@@ -248,6 +242,9 @@ void SegmentEncoder::State::encode_threads(const Batch& batch) {
 // appends): left to its heuristics, the compiler stopped inlining them
 // whenever another column was added (the stack and GPU tables, then the
 // address column), and each time encoding fell from ~115 to 70-95 M events/s.
+// Its speed also moves by a few percent with where the linker puts it: an
+// unused function added to this file has cost 4-6%. Compare builds side by
+// side, interleaved, before blaming a change to the code around it.
 __attribute__((flatten)) uint32_t SegmentEncoder::State::encode_events(const Batch& batch, uint64_t base_ns) {
   uint32_t event_count = 0;
   for (const EventRun& run : batch.runs) {
@@ -314,6 +311,7 @@ VectorOffset<fb::Stack> SegmentEncoder::State::encode_stacks(const Batch& batch)
 
 // Modules: every one the file does not hold yet (all of them in a new file).
 VectorOffset<fb::Module> SegmentEncoder::State::encode_modules(const Batch& batch) {
+  std::vector<ModuleIds> new_modules;
   for (const ModuleInfo& m : batch.modules) {
     if (m.id == 0 || modules_written.count(m.id)) continue;
     modules_written.insert(m.id);
@@ -350,8 +348,10 @@ void SegmentEncoder::State::build_segment(const Batch& batch, uint64_t base_ns) 
   fbb.Clear();
   const bool file_start = pending_file_start;
 
-  intern_locations(batch);
-  encode_threads(batch);
+  std::vector<LocationIds> location_ids;
+  intern_locations(batch, location_ids);
+  std::vector<flatbuffers::Offset<fb::Thread>> thread_tables;
+  encode_threads(batch, thread_tables);
   const auto modules = encode_modules(batch);
   const auto stacks = encode_stacks(batch);
   const auto sampler = encode_sampler(batch);
@@ -360,7 +360,7 @@ void SegmentEncoder::State::build_segment(const Batch& batch, uint64_t base_ns) 
   const auto process = file_start ? encode_process() : 0;
   const auto clock = file_start ? encode_clock() : 0;
   const auto strings_vec = encode_strings();
-  const auto locations = encode_locations();
+  const auto locations = encode_locations(location_ids);
   const auto threads = thread_tables.empty() ? 0 : fbb.CreateVector(thread_tables);
   // Empty columns are left out; the decoder reads an absent vector as empty.
   auto u32s = [&](const std::vector<uint32_t>& v) { return v.empty() ? 0 : fbb.CreateVector(v); };
