@@ -34,11 +34,16 @@ constexpr double kFalseFailureRate = 1e-4;
 // The two-sided normal quantile for kFalseFailureRate: P(|Z| > 3.89) = 1e-4.
 constexpr double kShareZ = 3.9;
 
-// The smallest fraction of a CPU-time timer's periods that arrived as samples
-// in the sampler tests: 26% (2 vCPUs, two busy loops beside them, ASan). The
-// rest were folded into overruns and counted lost. perf_event delivers every
-// period; the same fraction is merely looser there.
-constexpr double kWorstDeliveredFraction = 0.25;
+// A floor under the fraction of a CPU-time timer's periods that arrive as
+// samples; the rest are folded into overruns and counted lost. Measured on 2
+// vCPUs: 26% with two busy loops beside the tests (ASan), 18% with two busy
+// loops and a two-job compile. The more threads share a CPU, the shorter their
+// slices and the fewer scheduler ticks find the thread running, so no fraction
+// holds under any load: 0.1 leaves margin for a loaded CI machine, and the
+// coverage checks (written + lost), which do not depend on it, are the ones
+// that hold whatever the load. perf_event delivers every period; the same
+// fraction is merely looser there.
+constexpr double kWorstDeliveredFraction = 0.1;
 
 // P(X = k) for X ~ Poisson(lambda), in log space (exp(-lambda) alone
 // underflows past lambda = 745).
