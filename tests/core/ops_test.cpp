@@ -316,7 +316,16 @@ TEST(DutyCycle, ReopensWhenThePeriodHasPassed) {
   set_duty_cycle(DutyCycle{});
   const StepView v = view_steps(*sink);
   EXPECT_GE(v.windows.size(), 2u);
-  for (const auto& [id, steps] : v.windows) EXPECT_EQ(steps.size(), 2u) << "window " << id;
+  // Every window the duty cycle completed holds its 2 steps. The last window
+  // may have opened at the last step (11) and been closed by stop(): it holds
+  // that one step.
+  for (const auto& [id, steps] : v.windows) {
+    const bool cut_by_stop = id == v.windows.rbegin()->first && !steps.empty() && steps.back() == 11;
+    if (cut_by_stop)
+      EXPECT_LE(steps.size(), 2u) << "window " << id;
+    else
+      EXPECT_EQ(steps.size(), 2u) << "window " << id;
+  }
 }
 
 // A window's opening mark comes before anything recorded at the detailed
