@@ -86,6 +86,7 @@ CLI::App& build(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  terminal_progress();  // its first quiet second starts with the command
   CLI::App app(kDescription, "ringprof");
   build(app);
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);

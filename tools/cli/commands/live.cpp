@@ -26,11 +26,10 @@ int run_extract(const ExtractArgs& a) {
   check_window(a.window);
   if (a.output.empty()) usage_error("extract needs -o DIR");
   if (a.window.empty()) usage_error("extract needs a window (--last, --from/--to, --around, --window-id)");
-  ProgressReporter progress = terminal_progress();
   ExtractOptions options;
   options.window = a.window;
   options.output_dir = a.output;
-  options.progress = &progress;
+  options.progress = &terminal_progress();
   const ExtractResult r = extract_window(a.paths, options);
   for (const Problem& p : r.problems) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
   if (!r.ok) {

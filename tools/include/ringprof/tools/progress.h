@@ -2,8 +2,8 @@
 // terminal.
 //
 // The reader (trace_reader.h) feeds it bytes and files as it advances; the
-// reporter decides whether to draw. It stays silent for the first second (a
-// short run shows nothing), then redraws at most every 100 ms, and clears its
+// reporter decides whether to draw. It stays silent for the first second
+// after its construction (a short run shows nothing), then redraws at most every 100 ms, and clears its
 // line when the work is done, so what the command prints afterwards starts on
 // a clean line. Disabled, it writes nothing at all: the CLI enables it only
 // when stderr is a terminal, so a piped or redirected run gets no progress
@@ -47,7 +47,8 @@ class ProgressReporter {
   bool enabled() const { return static_cast<bool>(write_); }
 
   // A pass over the input begins: its size in bytes and files. The delay
-  // counts from the first start().
+  // counts from the reporter's construction, so the time spent opening the
+  // input counts too.
   void start(uint64_t total_bytes, uint64_t total_files);
   // Where the pass has got to (absolute, not increments).
   void update(uint64_t bytes_done, uint64_t files_done);
@@ -66,7 +67,7 @@ class ProgressReporter {
   Clock clock_;
   Timing timing_;
   bool started_ = false;
-  uint64_t started_at_ = 0;
+  uint64_t created_at_ = 0;
   uint64_t last_draw_ = 0;
   bool drawn_ = false;          // a line is on the screen
   size_t drawn_width_ = 0;
