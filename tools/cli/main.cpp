@@ -5,7 +5,6 @@
 //
 // A usage error is one line on stderr: what is wrong and the command's usage.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <exception>
 #include <memory>
