@@ -1,13 +1,14 @@
 // The progress line long reads show on a terminal: silent for the first
 // second, at most ten redraws a second, bytes and files as the reader
 // reports them, cleared at the end, and nothing at all when disabled.
+#include "ringprof/tools/progress.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/progress.h"
 #include "ringprof/tools/trace_reader.h"
 #include "support/test_support.h"
 #include "support/trace_builder.h"
@@ -117,8 +118,9 @@ TEST(Progress, FedByTheReader) {
   // as the delay has passed and at every update after it.
   std::vector<std::string> writes;
   uint64_t now = 0;
-  ProgressReporter progress("reading", [&](std::string_view s) { writes.emplace_back(s); },
-                            [&] { return now += 100 * kMs; }, ProgressReporter::Timing{300 * kMs, 100 * kMs});
+  ProgressReporter progress(
+      "reading", [&](std::string_view s) { writes.emplace_back(s); }, [&] { return now += 100 * kMs; },
+      ProgressReporter::Timing{300 * kMs, 100 * kMs});
   TraceReader reader({dir.path()});
   reader.set_progress(&progress);
   reader.read([](const SegmentView&) {});

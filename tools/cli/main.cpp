@@ -5,7 +5,6 @@
 //
 // A usage error is one line on stderr: what is wrong and the command's usage.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <exception>
 #include <memory>
@@ -86,6 +85,7 @@ CLI::App& build(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  terminal_progress();  // its first quiet second starts with the command
   CLI::App app(kDescription, "ringprof");
   build(app);
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);

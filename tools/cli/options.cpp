@@ -71,12 +71,13 @@ void add_window_options(CLI::App& cmd, WindowSpec& window) {
   CLI::Option* to = group.add_option_function<std::string>("--to", moment(false), "to T")
                         ->type_name("T")
                         ->check(time_point_validator());
-  CLI::Option* last = group
-                          .add_option_function<std::string>(
-                              "--last", [&window](const std::string& text) { window.last_ns = parse_duration_ns(text); },
-                              "the last D of the trace (back from its end)")
-                          ->type_name("D")
-                          ->check(duration_validator());
+  CLI::Option* last =
+      group
+          .add_option_function<std::string>(
+              "--last", [&window](const std::string& text) { window.last_ns = parse_duration_ns(text); },
+              "the last D of the trace (back from its end)")
+          ->type_name("D")
+          ->check(duration_validator());
   CLI::Option* around =
       group
           .add_option_function<std::string>(

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstddef>
 #include <functional>
 #include <string>

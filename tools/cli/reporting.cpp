@@ -7,11 +7,12 @@
 
 namespace ringprof::cli {
 
-ProgressReporter terminal_progress() { return ProgressReporter::for_terminal(stderr, "ringprof: reading"); }
-
-Input::Input(const std::vector<std::string>& paths) : progress_(terminal_progress()), reader_(paths) {
-  reader_.set_progress(&progress_);
+ProgressReporter& terminal_progress() {
+  static ProgressReporter progress = ProgressReporter::for_terminal(stderr, "ringprof: reading");
+  return progress;
 }
+
+Input::Input(const std::vector<std::string>& paths) : reader_(paths) { reader_.set_progress(&terminal_progress()); }
 
 int place_window(const std::vector<std::string>& paths, const WindowSpec& window) {
   if (window.empty()) return kExitOk;

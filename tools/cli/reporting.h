@@ -15,21 +15,20 @@
 
 namespace ringprof::cli {
 
-// A reader over PATH... that shows how far it has read when stderr is a
-// terminal (nothing when it is piped or redirected).
+// The command's progress line on stderr, drawn only when stderr is a
+// terminal. One for the whole run: its first second counts from the first
+// call (main makes it before parsing), whichever reader it is fed by.
+ProgressReporter& terminal_progress();
+
+// A reader over PATH... that reports to terminal_progress().
 class Input {
  public:
   explicit Input(const std::vector<std::string>& paths);
   TraceReader& reader() { return reader_; }
-  ProgressReporter& progress() { return progress_; }
 
  private:
-  ProgressReporter progress_;  // declared first: it outlives the reader
   TraceReader reader_;
 };
-
-// Progress for work that opens its own readers (extract).
-ProgressReporter terminal_progress();
 
 // A window that cannot be placed (a --window-id no file marks, a wall-clock
 // time without a process start) is the user's error, said once, up front:

@@ -112,16 +112,17 @@ int run_pprof(const ExportArgs& a) {
 
 void add_export_commands(CLI::App& app) {
   auto convert = std::make_shared<ExportArgs>();
-  CLI::App& c = add_export(app, "convert", "a Chrome trace (Trace Event Format) for the Perfetto UI or chrome://tracing",
-                           *convert, "where to write it (required; OUT ending in .gz is gzipped, - is stdout)");
+  CLI::App& c =
+      add_export(app, "convert", "a Chrome trace (Trace Event Format) for the Perfetto UI or chrome://tracing",
+                 *convert, "where to write it (required; OUT ending in .gz is gzipped, - is stdout)");
   on_run(c, [convert] {
     if (const int status = prepare("convert", *convert, true)) return status;
     return run_convert(*convert);
   });
 
   auto flame = std::make_shared<ExportArgs>();
-  CLI::App& f = add_export(app, "flame", "CPU samples as collapsed stacks (flamegraph.pl, speedscope, inferno)",
-                           *flame, "where to write them (default: stdout)");
+  CLI::App& f = add_export(app, "flame", "CPU samples as collapsed stacks (flamegraph.pl, speedscope, inferno)", *flame,
+                           "where to write them (default: stdout)");
   f.add_flag("--per-thread", flame->per_thread, "each thread its own tower, under process;thread roots");
   on_run(f, [flame] {
     if (flame->output.empty()) flame->output = "-";

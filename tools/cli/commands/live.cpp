@@ -26,11 +26,10 @@ int run_extract(const ExtractArgs& a) {
   check_window(a.window);
   if (a.output.empty()) usage_error("extract needs -o DIR");
   if (a.window.empty()) usage_error("extract needs a window (--last, --from/--to, --around, --window-id)");
-  ProgressReporter progress = terminal_progress();
   ExtractOptions options;
   options.window = a.window;
   options.output_dir = a.output;
-  options.progress = &progress;
+  options.progress = &terminal_progress();
   const ExtractResult r = extract_window(a.paths, options);
   for (const Problem& p : r.problems) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
   if (!r.ok) {
@@ -49,7 +48,9 @@ int run_extract(const ExtractArgs& a) {
   return r.problems.empty() ? kExitOk : kExitDamaged;
 }
 
-uint64_t seconds_to_ns(const std::string& text) { return static_cast<uint64_t>(std::strtod(text.c_str(), nullptr) * 1e9); }
+uint64_t seconds_to_ns(const std::string& text) {
+  return static_cast<uint64_t>(std::strtod(text.c_str(), nullptr) * 1e9);
+}
 
 int run_trigger(const TriggerOptions& o) {
   const TriggerResult r = trigger_process(o);
@@ -58,7 +59,8 @@ int run_trigger(const TriggerOptions& o) {
     return kExitDamaged;
   }
   std::printf("pid %u: window %llu (extract it with: ringprof extract %s --window-id %llu -o DIR)\n", o.pid,
-              static_cast<unsigned long long>(r.window_id), r.dir.c_str(), static_cast<unsigned long long>(r.window_id));
+              static_cast<unsigned long long>(r.window_id), r.dir.c_str(),
+              static_cast<unsigned long long>(r.window_id));
   return kExitOk;
 }
 
@@ -66,12 +68,11 @@ int run_trigger(const TriggerOptions& o) {
 
 void add_live_commands(CLI::App& app) {
   auto extract = std::make_shared<ExtractArgs>();
-  CLI::App& x = *app.add_subcommand(
-      "extract", "a window's events into files that decode alone (works on a live directory)");
+  CLI::App& x =
+      *app.add_subcommand("extract", "a window's events into files that decode alone (works on a live directory)");
   x.group("Live recordings");
   add_paths(x, extract->paths);
-  add_output_option(x, extract->output, "the directory to write into (required; created if missing)")
-      ->type_name("DIR");
+  add_output_option(x, extract->output, "the directory to write into (required; created if missing)")->type_name("DIR");
   add_window_options(x, extract->window);
   x.footer("A window is required: --last, --from/--to, --around or --window-id.");
   on_run(x, [extract] { return run_extract(*extract); });
@@ -90,7 +91,8 @@ void add_live_commands(CLI::App& app) {
           },
           ""));
   t.add_option_function<std::string>(
-       "--steps", [trigger](const std::string& v) { trigger->steps = static_cast<uint64_t>(std::strtod(v.c_str(), nullptr)); },
+       "--steps",
+       [trigger](const std::string& v) { trigger->steps = static_cast<uint64_t>(std::strtod(v.c_str(), nullptr)); },
        "the step in progress and the next N steps")
       ->type_name("N")
       ->check(amount_validator());

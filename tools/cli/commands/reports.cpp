@@ -25,7 +25,7 @@ struct ReportArgs {
   std::string thread;
   size_t top = 0;  // 0: every row
   std::string format = "text";
-  std::string sort;  // table: "" is the default column
+  std::string sort;      // table: "" is the default column
   bool samples = false;  // table --samples
   std::vector<std::string> symbol_paths;
 };
@@ -54,8 +54,10 @@ int run_table(const ReportArgs& a) {
   check_window(a.window);
   std::optional<SampleColumn> sample_sort;
   std::optional<TableColumn> zone_sort;
-  if (a.samples) sample_sort = parse_sample_column(a.sort.empty() ? "self" : a.sort);
-  else zone_sort = parse_table_column(a.sort.empty() ? "total" : a.sort);
+  if (a.samples)
+    sample_sort = parse_sample_column(a.sort.empty() ? "self" : a.sort);
+  else
+    zone_sort = parse_table_column(a.sort.empty() ? "total" : a.sort);
   if (!sample_sort && !zone_sort) usage_error("bad --sort column: '" + a.sort + "'");
   if (const int status = place_window(a.paths, a.window)) return status;
   if (a.samples) return run_sample_table(a, *sample_sort);
@@ -100,8 +102,9 @@ void add_report_commands(CLI::App& app) {
   CLI::App& t = *app.add_subcommand(
       "table", "per-name zone totals (calls, total, self, avg, min, max), or --samples: functions by CPU samples");
   t.group("Reports");
-  t.footer("GPU columns (self_gpu, gpu) when the files hold GPU work, memory columns (self_mem, mem) with memory "
-           "events.");
+  t.footer(
+      "GPU columns (self_gpu, gpu) when the files hold GPU work, memory columns (self_mem, mem) with memory "
+      "events.");
   add_paths(t, table->paths);
   t.add_flag("--samples", table->samples, "functions by self and total share of CPU samples instead of zones");
   t.add_option("--sort", table->sort,
@@ -116,8 +119,8 @@ void add_report_commands(CLI::App& app) {
   on_run(t, [table] { return run_table(*table); });
 
   auto gpu = std::make_shared<ReportArgs>();
-  CLI::App& g = *app.add_subcommand(
-      "gpu", "per device GPU utilisation, SM efficiency and occupancy, kernels, copy bandwidth");
+  CLI::App& g =
+      *app.add_subcommand("gpu", "per device GPU utilisation, SM efficiency and occupancy, kernels, copy bandwidth");
   g.group("Reports");
   add_paths(g, gpu->paths);
   add_top_option(g, gpu->top, "kernel rows");

@@ -2,14 +2,16 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace ringprof {
 
 ProgressReporter::ProgressReporter(std::string label, Write write, Clock clock, Timing timing)
-    : label_(std::move(label)), write_(std::move(write)), clock_(std::move(clock)), timing_(timing) {}
+    : label_(std::move(label)), write_(std::move(write)), clock_(std::move(clock)), timing_(timing) {
+  if (enabled()) created_at_ = clock_();
+}
 
 ProgressReporter::~ProgressReporter() { finish(); }
 
@@ -30,10 +32,7 @@ ProgressReporter ProgressReporter::for_terminal(std::FILE* stream, std::string l
 
 void ProgressReporter::start(uint64_t total_bytes, uint64_t total_files) {
   if (!enabled()) return;
-  if (!started_) {
-    started_ = true;
-    started_at_ = clock_();
-  }
+  started_ = true;
   total_bytes_ = total_bytes;
   total_files_ = total_files;
   bytes_done_ = 0;
@@ -45,7 +44,7 @@ void ProgressReporter::update(uint64_t bytes_done, uint64_t files_done) {
   bytes_done_ = bytes_done;
   files_done_ = files_done;
   const uint64_t now = clock_();
-  if (now - started_at_ < timing_.delay_ns) return;
+  if (now - created_at_ < timing_.delay_ns) return;
   if (drawn_ && now - last_draw_ < timing_.interval_ns) return;
   draw(now);
 }

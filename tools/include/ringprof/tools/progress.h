@@ -2,8 +2,8 @@
 // terminal.
 //
 // The reader (trace_reader.h) feeds it bytes and files as it advances; the
-// reporter decides whether to draw. It stays silent for the first second (a
-// short run shows nothing), then redraws at most every 100 ms, and clears its
+// reporter decides whether to draw. It stays silent for the first second
+// after its construction (a short run shows nothing), then redraws at most every 100 ms, and clears its
 // line when the work is done, so what the command prints afterwards starts on
 // a clean line. Disabled, it writes nothing at all: the CLI enables it only
 // when stderr is a terminal, so a piped or redirected run gets no progress
@@ -18,6 +18,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ringprof {
 
@@ -27,15 +28,16 @@ class ProgressReporter {
   using Clock = std::function<uint64_t()>;  // monotonic nanoseconds
 
   struct Timing {
-    uint64_t delay_ns = 1'000'000'000;    // nothing is drawn before this much time has passed
-    uint64_t interval_ns = 100'000'000;   // at most one redraw per interval
+    uint64_t delay_ns = 1'000'000'000;   // nothing is drawn before this much time has passed
+    uint64_t interval_ns = 100'000'000;  // at most one redraw per interval
   };
 
   // A reporter that never writes.
   ProgressReporter() = default;
   // `label` starts the line ("reading"); `write` receives the bytes drawn.
   ProgressReporter(std::string label, Write write, Clock clock, Timing timing);
-  ProgressReporter(std::string label, Write write, Clock clock) : ProgressReporter(std::move(label), std::move(write), std::move(clock), Timing{}) {}
+  ProgressReporter(std::string label, Write write, Clock clock)
+      : ProgressReporter(std::move(label), std::move(write), std::move(clock), Timing{}) {}
   ~ProgressReporter();
 
   ProgressReporter(const ProgressReporter&) = delete;
@@ -47,7 +49,8 @@ class ProgressReporter {
   bool enabled() const { return static_cast<bool>(write_); }
 
   // A pass over the input begins: its size in bytes and files. The delay
-  // counts from the first start().
+  // counts from the reporter's construction, so the time spent opening the
+  // input counts too.
   void start(uint64_t total_bytes, uint64_t total_files);
   // Where the pass has got to (absolute, not increments).
   void update(uint64_t bytes_done, uint64_t files_done);
@@ -55,8 +58,8 @@ class ProgressReporter {
   void finish();
 
   // The text of one progress line, e.g. "reading: 12.5 of 40.0 MiB (31%), file 3 of 10".
-  static std::string format_line(std::string_view label, uint64_t bytes_done, uint64_t total_bytes,
-                                 uint64_t files_done, uint64_t total_files);
+  static std::string format_line(std::string_view label, uint64_t bytes_done, uint64_t total_bytes, uint64_t files_done,
+                                 uint64_t total_files);
 
  private:
   void draw(uint64_t now);
@@ -66,9 +69,9 @@ class ProgressReporter {
   Clock clock_;
   Timing timing_;
   bool started_ = false;
-  uint64_t started_at_ = 0;
+  uint64_t created_at_ = 0;
   uint64_t last_draw_ = 0;
-  bool drawn_ = false;          // a line is on the screen
+  bool drawn_ = false;  // a line is on the screen
   size_t drawn_width_ = 0;
   uint64_t total_bytes_ = 0;
   uint64_t total_files_ = 0;
