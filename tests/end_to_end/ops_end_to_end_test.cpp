@@ -290,7 +290,11 @@ TEST(Extract, LastWindowFromALiveRotatingDirectoryIsExact) {
     const std::set<uint64_t> got = steps_between(t.trace, 0, UINT64_MAX);
     const std::set<uint64_t> want = steps_between(all, t.result.window.begin_ns, last_seen);
     EXPECT_EQ(got, want);
-    EXPECT_GT(got.size(), 1000u) << "300 ms of steps of 10 us work each";
+    // How many steps 300 ms holds is the machine's business (the helper's
+    // 10 us sleeps wake late under load: 808 in a stress run, against the
+    // 1000 this once required); the exact set above is the check, and it
+    // must not be empty.
+    EXPECT_FALSE(got.empty()) << "no steps in 300 ms";
     EXPECT_GE(last_seen - t.result.window.begin_ns, 250'000'000u);
   }
 }
