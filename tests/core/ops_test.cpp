@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -226,7 +228,7 @@ TEST(Levels, StartingOffRecordsNothingUntilAWindowOpens) {
   RINGPROF_INSTANT("before");          // off: not recorded
   const uint64_t id = request_window(2, 0);
   EXPECT_NE(id, 0u);
-  run_steps(4);                        // the window: the partial step (none here), steps 0 and 1
+  run_steps(4);                        // the window opens at step 0 and holds steps 0 and 1
   RINGPROF_INSTANT("after");           // off again: not recorded
   stop();
   const StepView v = view_steps(*sink);
@@ -237,6 +239,79 @@ TEST(Levels, StartingOffRecordsNothingUntilAWindowOpens) {
     EXPECT_NE(sink->location_name(e.event.loc), "before");
     EXPECT_NE(sink->location_name(e.event.loc), "after");
   }
+}
+
+// A request made on one thread while another steps without pause: every
+// window holds exactly the steps asked for, counted in timestamp order across
+// both threads' events. (Opened by the requesting thread, a step() racing the
+// request fell inside the window by time yet missed its countdown: N + 1.)
+TEST(Trigger, ARequestRacingStepsHoldsExactlyItsSteps) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.ring_bytes = 16u << 20;  // no step lost to a full ring: the count must be exact
+  ASSERT_TRUE(start(c, sink));
+  std::mutex m;
+  std::condition_variable cv;
+  std::set<uint64_t> completed;
+  const int cb = on_window_complete([&](uint64_t id) {
+    std::lock_guard<std::mutex> lock(m);
+    completed.insert(id);
+    cv.notify_all();
+  });
+  std::atomic<bool> done{false};
+  std::thread stepper([&] {
+    for (uint64_t i = 0; !done.load(std::memory_order_relaxed); ++i) {
+      step(i);
+      // Steps of about a microsecond: short enough that requests land in
+      // the middle of step() often, slow enough for the drainer to keep up.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(1);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+  });
+  constexpr int kWindows = 40;
+  std::vector<uint64_t> ids;
+  for (int w = 0; w < kWindows; ++w) {
+    const uint64_t id = request_window(3, 0);
+    ASSERT_NE(id, 0u);
+    ids.push_back(id);
+    std::unique_lock<std::mutex> lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return completed.count(id) != 0; }))
+        << "window " << id << " never completed";
+  }
+  done = true;
+  stepper.join();
+  stop();
+  remove_window_callback(cb);
+
+  struct Point {
+    uint64_t ts;
+    int what;  // 0 begin, 1 step, 2 end (equal timestamps keep the order recorded)
+    uint64_t value;
+  };
+  std::vector<Point> points;
+  {
+    std::lock_guard<std::mutex> lock(sink->mutex_);
+    for (const auto& [index, t] : sink->threads) ASSERT_EQ(t.dropped_ring, 0u) << "thread " << index;
+    for (const auto& captured : sink->events) {
+      const Event& e = captured.event;
+      if (e.kind == EventKind::Step) points.push_back({e.ts, 1, e.p1});
+      if (e.kind != EventKind::Mark) continue;
+      const std::string name = sink->location_name(e.loc);
+      if (name == kMarkWindowBegin) points.push_back({e.ts, 0, e.p1});
+      if (name == kMarkWindowEnd) points.push_back({e.ts, 2, e.p1});
+    }
+  }
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
+  std::map<uint64_t, size_t> steps_in;
+  std::optional<uint64_t> open;
+  for (const Point& p : points) {
+    if (p.what == 0) open = p.value, steps_in[p.value];
+    if (p.what == 2) open.reset();
+    if (p.what == 1 && open) ++steps_in[*open];
+  }
+  ASSERT_EQ(steps_in.size(), ids.size()) << "every request opened one window";
+  for (const uint64_t id : ids) EXPECT_EQ(steps_in[id], 3u) << "window " << id;
 }
 
 TEST(Levels, SubscribersHearEveryChangeOnTheDrainerThread) {

@@ -97,11 +97,13 @@ struct DutyCycle {
 bool parse_duty_cycle(std::string_view text, DutyCycle* out, std::string* error);
 void set_duty_cycle(const DutyCycle& d);
 
-// Opens an on-demand window now (what `ringprof trigger` asks for): it holds
-// the step in progress and the next `steps` whole steps (it closes at the
-// (steps + 1)-th step() call from now), or lasts `duration_ns`, whichever
-// ends first (0 = not bounded by that; both 0 = 10 s). Returns its id, 0 when
-// not recording.
+// Asks for an on-demand window (what `ringprof trigger` does). With `steps`,
+// it opens at the next step() call and holds that step and the next
+// `steps - 1` (it closes at the `steps`-th step() call after the one that
+// opened it, or `duration_ns` after opening, whichever comes first); a
+// process that never calls step() never opens it. Without `steps` it opens
+// now and lasts `duration_ns` (both 0 = 10 s). A new request replaces the
+// window open or waiting. Returns its id, 0 when not recording.
 uint64_t request_window(uint64_t steps, uint64_t duration_ns) noexcept;
 
 // Called on the drainer thread once a window has closed and every event up to

@@ -63,7 +63,15 @@ constinit std::atomic<uint64_t> g_duty_next_due{0};
 constinit std::atomic<uint64_t> g_duty_left{0};
 constinit std::atomic<uint64_t> g_duty_window{0};
 
-// On demand.
+// On demand. A request bounded by steps waits in g_trig_pending_* for the
+// next step() call, which opens it: the window's begin mark, its countdown and
+// that step's Step event are then recorded by one thread in that order, so the
+// window holds exactly the steps it counts. (Opened from the requesting
+// thread, a step() racing the request could land inside the window by time
+// and yet miss the countdown.)
+constinit std::atomic<uint64_t> g_trig_pending{0};  // window id, 0 = none
+constinit std::atomic<uint64_t> g_trig_pending_steps{0};
+constinit std::atomic<uint64_t> g_trig_pending_duration{0};
 constinit std::atomic<uint64_t> g_trig_window{0};
 constinit std::atomic<uint64_t> g_trig_left{0};
 constinit std::atomic<uint64_t> g_trig_deadline{0};
@@ -77,7 +85,8 @@ uint64_t g_done_tail = 0;  // drainer thread only
 void update_step_driven() noexcept {
   g_step_driven.store(g_active.load(std::memory_order_relaxed) != 0 ||
                           g_duty_steps.load(std::memory_order_relaxed) != 0 ||
-                          g_trig_left.load(std::memory_order_relaxed) != 0,
+                          g_trig_left.load(std::memory_order_relaxed) != 0 ||
+                          g_trig_pending.load(std::memory_order_relaxed) != 0,
                       std::memory_order_relaxed);
 }
 
@@ -175,7 +184,31 @@ void close_trigger_window() noexcept {
   }
 }
 
+// Opens trigger window `id` now on the calling thread: `steps` step() calls
+// from now close it (0 = not bounded by steps), and so does `duration_ns`
+// from now (0 = not bounded by time).
+void open_trigger_window(uint64_t id, uint64_t steps, uint64_t duration_ns) noexcept {
+  open_window(level::kHoldTrigger, [id] {
+    mark(kMarkTrigger, id);
+    mark(kMarkWindowBegin, id);
+  });
+  g_trig_deadline.store(duration_ns ? internal::monotonic_ns() + duration_ns : 0, std::memory_order_relaxed);
+  g_trig_left.store(steps, std::memory_order_relaxed);
+  g_trig_window.store(id, std::memory_order_release);
+  update_step_driven();
+}
+
 void trigger_step() noexcept {
+  if (g_trig_pending.load(std::memory_order_relaxed) != 0) {
+    if (const uint64_t id = g_trig_pending.exchange(0, std::memory_order_acq_rel)) {
+      // This step is the window's first: its Step event follows the begin
+      // mark. A window a racing request left open ends here first.
+      close_trigger_window();
+      open_trigger_window(id, g_trig_pending_steps.load(std::memory_order_relaxed),
+                          g_trig_pending_duration.load(std::memory_order_relaxed));
+      return;
+    }
+  }
   if (g_trig_left.load(std::memory_order_relaxed) == 0) return;
   if (g_trig_left.fetch_sub(1, std::memory_order_relaxed) == 1) close_trigger_window();
 }
@@ -200,7 +233,9 @@ void session_started(const OpsConfig& cfg) {
 
 void session_stopping() noexcept {
   // Every window open now ends with the recording: its end mark is the last
-  // thing it records, and the completion callbacks still run.
+  // thing it records, and the completion callbacks still run. A request still
+  // waiting for its first step never opened and leaves nothing.
+  g_trig_pending.store(0, std::memory_order_relaxed);
   close_schedule_window();
   close_duty_window();
   close_trigger_window();
@@ -209,6 +244,7 @@ void session_stopping() noexcept {
 void reset_after_fork() noexcept {
   g_sched_window.store(0);
   g_duty_window.store(0);
+  g_trig_pending.store(0);
   g_trig_window.store(0);
   g_trig_left.store(0);
   g_trig_deadline.store(0);
@@ -275,18 +311,18 @@ void set_duty_cycle(const DutyCycle& d) {
 
 uint64_t request_window(uint64_t steps, uint64_t duration_ns) noexcept {
   if (!level::session_running()) return 0;
+  // A new request replaces the open window and one still waiting for a step.
+  windows::g_trig_pending.store(0, std::memory_order_relaxed);
   windows::close_trigger_window();
   if (steps == 0 && duration_ns == 0) duration_ns = 10'000'000'000ull;
   const uint64_t id = windows::new_id();
-  windows::open_window(level::kHoldTrigger, [id] {
-    mark(kMarkTrigger, id);
-    mark(kMarkWindowBegin, id);
-  });
-  windows::g_trig_deadline.store(duration_ns ? internal::monotonic_ns() + duration_ns : 0, std::memory_order_relaxed);
-  // The step in progress, then `steps` whole ones: the window closes at the
-  // (steps + 1)-th step() from now.
-  windows::g_trig_left.store(steps ? steps + 1 : 0, std::memory_order_relaxed);
-  windows::g_trig_window.store(id, std::memory_order_release);
+  if (steps == 0) {  // bounded by time alone: it opens now
+    windows::open_trigger_window(id, 0, duration_ns);
+    return id;
+  }
+  windows::g_trig_pending_steps.store(steps, std::memory_order_relaxed);
+  windows::g_trig_pending_duration.store(duration_ns, std::memory_order_relaxed);
+  windows::g_trig_pending.store(id, std::memory_order_release);
   windows::update_step_driven();
   return id;
 }

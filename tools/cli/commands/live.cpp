@@ -93,7 +93,7 @@ void add_live_commands(CLI::App& app) {
   t.add_option_function<std::string>(
        "--steps",
        [trigger](const std::string& v) { trigger->steps = static_cast<uint64_t>(std::strtod(v.c_str(), nullptr)); },
-       "the step in progress and the next N steps")
+       "the next N whole steps, from the process's next step()")
       ->type_name("N")
       ->check(amount_validator());
   t.add_option_function<std::string>(
