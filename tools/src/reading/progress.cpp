@@ -62,7 +62,10 @@ void ProgressReporter::draw(uint64_t now) {
 
 void ProgressReporter::finish() {
   if (!enabled() || !drawn_) return;
-  write_("\r" + std::string(drawn_width_, ' ') + "\r");
+  std::string text = "\r";  // built by appending: GCC 12 -O3 warns falsely (-Wrestrict) on "\r" + string
+  text.append(drawn_width_, ' ');
+  text += '\r';
+  write_(text);
   drawn_ = false;
   drawn_width_ = 0;
 }
