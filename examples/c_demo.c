@@ -15,14 +15,14 @@ int main(void) {
   unsigned long long sum = 0;
   for (int i = 0; i < 100; ++i) {
     RINGPROF_C_LOCATION(loop_loc, "c_loop");
-    ringprof_zone_begin(&loop_loc);
+    const int loop_zone = ringprof_zone_begin(&loop_loc); /* 0: not recorded, so no end */
     ringprof_step();
     const char* name = (i % 2) ? "odd" : "even";
-    ringprof_zone_begin_name(name, strlen(name));
+    const int inner_zone = ringprof_zone_begin_name(name, strlen(name));
     sum += spin(10000);
-    ringprof_zone_end();
+    if (inner_zone) ringprof_zone_end();
     ringprof_counter("c_sum_low", (double)(sum & 0xff));
-    ringprof_zone_end();
+    if (loop_zone) ringprof_zone_end();
   }
   printf("c_demo: done (%llu)\n", sum & 0xff);
   return 0; /* exit() flushes */

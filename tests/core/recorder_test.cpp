@@ -132,6 +132,46 @@ TEST(Recorder, SmallRingsDropAndEveryEventIsAccountedFor) {
   EXPECT_EQ(recorder_stats().dropped_ring, total_dropped);
 }
 
+// `dropped` counts events: a zone whose begin a full ring refuses records no
+// end either, and counts as two. So zones recorded × 2 = written + dropped
+// exactly, and no end is written without its begin (an end refused alone
+// counts one and leaves its begin open).
+TEST(Recorder, DroppedZonesCountTheirBeginAndEnd) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.ring_bytes = 4096;  // 128 events
+  c.drain_interval_ms = 50;
+  ASSERT_TRUE(start(c, sink));
+  constexpr uint64_t kZones = 200000;
+  uint32_t index = 0;
+  std::thread worker([&] {
+    for (uint64_t i = 0; i < kZones; ++i) {
+      if (i % 2) {
+        RINGPROF_ZONE("static_zone");
+      } else {
+        Zone z(std::string_view("runtime_zone"));  // an inline name: a record of several slots
+      }
+    }
+    index = internal::t_slot.ring->thread_index;
+  });
+  worker.join();
+  stop();
+  const uint64_t written = sink->count_for(index);
+  const uint64_t dropped = sink->threads[index].dropped_ring;
+  EXPECT_GT(dropped, 0u) << "a 128-slot ring must overflow";
+  EXPECT_EQ(written + dropped, 2 * kZones);
+  EXPECT_EQ(recorder_stats().dropped_ring, dropped);
+  // Zones do not nest here: an end always closes the begin just before it.
+  bool open = false;
+  for (const auto& e : sink->events) {
+    if (e.thread_index != index) continue;
+    if (e.event.kind == EventKind::ZoneEnd) {
+      ASSERT_TRUE(open) << "an end without its begin";
+    }
+    open = e.event.kind == EventKind::ZoneBegin;
+  }
+}
+
 TEST(Recorder, NamesPayloadsAndThreadNamesArriveIntact) {
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(quiet_config(), sink));

@@ -115,7 +115,7 @@ TEST(Info, CountsEverything) {
   const std::string text = format_info(info);
   EXPECT_NE(text.find("Files: 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Events: 7\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("thread 200 \"worker\": 3 events, dropped 5 (ring full) + 2 (write failed)"), std::string::npos)
+  EXPECT_NE(text.find("thread 200 \"worker\": 3 events, dropped 5 events (ring full) + 2 (write failed)"), std::string::npos)
       << text;
   EXPECT_NE(text.find("Segments: 3 intact, 0 corrupt, 0 torn tails, 0 truncated files"), std::string::npos) << text;
 }

@@ -32,10 +32,10 @@ struct Config {
   ClockChoice clock = ClockChoice::Auto;     // RINGPROF_CLOCK: auto | tsc | monotonic
 
   // Drainer.
-  uint32_t drain_interval_ms = 10;           // RINGPROF_DRAIN_MS: how often rings are looked at
+  uint32_t drain_interval_ms = 10;           // RINGPROF_DRAIN_MS: longest sleep between rounds (a filling ring wakes it sooner)
   uint32_t flush_interval_ms = 500;          // RINGPROF_FLUSH_MS: longest a batch waits
   uint32_t batch_events = 65536;             // RINGPROF_BATCH_EVENTS: events per segment, at most
-  uint32_t ring_drain_percent = 25;          // a ring found this full makes the next look come after 1 ms
+  uint32_t ring_drain_percent = 25;          // a ring this full wakes the drainer (its wake fill)
 
   bool flush_at_exit = true;                 // RINGPROF_FLUSH_AT_EXIT: stop() from exit()
 

@@ -51,7 +51,7 @@ bool is_recording() noexcept;
 
 struct RecorderStats {
   uint64_t events_written = 0;    // handed to the sink and accepted
-  uint64_t dropped_ring = 0;      // lost on full rings
+  uint64_t dropped_ring = 0;      // events lost on full rings (a refused zone begin counts 2: its end is not recorded either)
   uint64_t dropped_io = 0;        // lost with batches the sink could not write
   uint64_t batches = 0;
   uint64_t threads_seen = 0;
@@ -121,7 +121,8 @@ RINGPROF_HOT bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) no
   Ring* r = ring_for(session);
   if (!r) return false;  // off: the compiler folds this into ring_for's branch
   uint64_t pos;
-  if (!r->claim(1, &pos)) [[unlikely]] return false;
+  // A refused zone begin loses its end too: the zone records nothing more.
+  if (!r->claim(1, &pos, kind == EventKind::ZoneBegin ? 2 : 1)) [[unlikely]] return false;
   Event* s = r->slot_at(pos);
   s->ts = now_ticks(session);
   s->kind = kind;
@@ -142,7 +143,10 @@ bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept;
 }  // namespace internal
 
 // Zones. A zone's name must be a SourceLocation with static storage (the
-// macros make one) or a run-time string (copied).
+// macros make one) or a run-time string (copied). zone_begin() returns false
+// when the zone is not recorded (recording off, or a full ring, which counts
+// the begin and its end as two dropped events): call zone_end() only after a
+// zone_begin() that returned true, as Zone does.
 RINGPROF_HOT bool zone_begin(const SourceLocation* loc) noexcept {
   return internal::emit(EventKind::ZoneBegin, NameRef::SourceLocation,
                       reinterpret_cast<uintptr_t>(loc), 0);

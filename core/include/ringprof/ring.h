@@ -12,11 +12,18 @@
 //     store of `head` (prepare, then release-commit), so a multi-slot record
 //     (an event and its Continuation slots) becomes visible all at once.
 //   - `tail` is written only by the drainer, with a release store after it has
-//     copied the slots out; the producer acquires it only when `limit` (tail
-//     as last seen + capacity) says the ring is full, so the common path
-//     touches no shared cache line.
-//   - A full ring never blocks: the record is dropped and `dropped` counts one
-//     per lost event (an event and its continuations count as one).
+//     copied the slots out; the producer acquires it only when it reaches
+//     `limit`, so the common path touches no shared cache line. `limit` is
+//     the tail as last seen plus the wake fill (a quarter of the ring by
+//     default) while the ring is below it, plus the capacity once past it.
+//   - Waking the drainer: the producer that finds its ring past the wake fill
+//     calls internal::ring_past_wake_fill(), which wakes the drainer if it is
+//     asleep (a futex, draining/drainer_wake.h). That is one slow path per
+//     wake-fill events, never the common path; a drainer that keeps up is
+//     woken by fill, not only by its timer.
+//   - A full ring never blocks: the record is dropped and `dropped` counts the
+//     events lost: one per record (an event and its continuations are one
+//     event), two for a zone begin, whose zone then records no end either.
 //   - Inline names: an event with NameRef::Inline is followed by
 //     continuation_slots(extra) slots of raw name bytes (not Events).
 //   - `retired` is set by the owning thread as it exits; the drainer drains
@@ -36,10 +43,17 @@
 
 namespace ringprof {
 
+namespace internal {
+// A producer found its ring past the wake fill: wakes the drainer if it is
+// asleep. Defined in draining/drainer_wake.cpp.
+void ring_past_wake_fill() noexcept;
+}  // namespace internal
+
 class Ring {
  public:
-  // capacity_events is rounded up to a power of two, at least 64.
-  static Ring* create(uint32_t capacity_events, uint32_t tid) noexcept;
+  // capacity_events is rounded up to a power of two, at least 64. The
+  // drainer is woken when the ring is `wake_percent` full (1..100).
+  static Ring* create(uint32_t capacity_events, uint32_t tid, uint32_t wake_percent = 25) noexcept;
   // A ring that holds nothing and refuses every event (counting the drops),
   // for threads whose own ring could not be allocated. Never released.
   static Ring* refusing() noexcept;
@@ -48,16 +62,16 @@ class Ring {
 
   // ---- producer side (owning thread only) ----
 
-  // Claims `n` consecutive slots starting at *pos, or counts one drop (a
-  // record of several slots is one drop) and returns false when they do not
-  // fit. Write slot k at slot_at(*pos + k), which may wrap past the end of
-  // the array, then make the record visible with publish(*pos + n).
-  __attribute__((always_inline)) bool claim(uint32_t n, uint64_t* pos) noexcept {
+  // Claims `n` consecutive slots starting at *pos, or counts `lost` dropped
+  // events (1 for a record of any number of slots, 2 for a zone begin) and
+  // returns false when they do not fit. Write slot k at slot_at(*pos + k),
+  // which may wrap past the end of the array, then make the record visible
+  // with publish(*pos + n).
+  __attribute__((always_inline)) bool claim(uint32_t n, uint64_t* pos, uint32_t lost = 1) noexcept {
     const uint64_t h = head_.load(std::memory_order_relaxed);
     if (h + n > limit_) [[unlikely]] {
-      limit_ = tail_.load(std::memory_order_acquire) + capacity_;
-      if (h + n > limit_) {
-        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      if (!refill(h + n)) {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + lost, std::memory_order_relaxed);
         return false;
       }
     }
@@ -98,6 +112,12 @@ class Ring {
   uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   bool retired() const noexcept { return retired_.load(std::memory_order_acquire); }
   uint32_t capacity() const noexcept { return static_cast<uint32_t>(capacity_); }
+  // Past this many readable slots a producer may have asked for the drainer
+  // (its crossing record can hold up to kMaxRecordSlots slots), so a drainer
+  // about to sleep looks again instead.
+  uint64_t wake_check_fill() const noexcept {
+    return wake_fill_ > 2 * kMaxRecordSlots ? wake_fill_ - kMaxRecordSlots : (wake_fill_ + 1) / 2;
+  }
   uint32_t tid() const noexcept { return tid_; }
 
   // ---- identity (set by the owning thread before the ring is registered,
@@ -106,12 +126,30 @@ class Ring {
   uint32_t session = 0;       // the recording session the ring belongs to
   char initial_name[16] = {}; // the thread's name when the ring was created
 
+  // The most slots one record takes: an event and the longest inline name.
+  static constexpr uint64_t kMaxRecordSlots = 1 + continuation_slots(kMaxInlineName);
+
  private:
   Ring() = default;
 
+  // The slow path of claim(): reads the drainer's tail again, wakes the
+  // drainer when the ring is past its wake fill, and moves `limit_`. False
+  // when the ring cannot take slots up to `end`.
+  __attribute__((noinline)) bool refill(uint64_t end) noexcept {
+    const uint64_t t = tail_.load(std::memory_order_acquire);
+    if (end <= t + wake_fill_) {
+      limit_ = t + wake_fill_;
+      return true;
+    }
+    limit_ = t + capacity_;
+    if (capacity_ != 0) internal::ring_past_wake_fill();
+    return end <= limit_;
+  }
+
   // producer cache line
   alignas(64) std::atomic<uint64_t> head_{0};
-  uint64_t limit_ = 0;  // tail as last seen + capacity: the producer may fill up to here
+  uint64_t limit_ = 0;      // the producer fills up to here before it reads the tail again
+  uint64_t wake_fill_ = 0;  // readable slots past which the drainer is woken
   std::atomic<uint64_t> dropped_{0};
   Event* slots_ = nullptr;
   uint64_t mask_ = 0;

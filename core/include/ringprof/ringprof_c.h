@@ -38,6 +38,7 @@ void ringprof_stop(void);
 void ringprof_flush(void);
 int ringprof_is_recording(void);
 
+/* Returns 0 when the zone is not recorded: then do not call ringprof_zone_end. */
 int ringprof_zone_begin(const ringprof_source_location* loc);
 int ringprof_zone_begin_name(const char* name, size_t len);
 void ringprof_zone_end(void);

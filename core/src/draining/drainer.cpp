@@ -13,6 +13,7 @@
 
 #include "crash/crash_state.h"
 #include "operation/detail_level.h"
+#include "draining/drainer_wake.h"
 #include "draining/memory_pools.h"
 #include "draining/process_info.h"
 #include "sampler/sampler.h"
@@ -48,6 +49,8 @@ void enqueue_new_ring(Ring* ring) noexcept {
 }
 
 bool dequeue_new_ring(Ring** ring) noexcept { return new_rings().try_dequeue(*ring); }
+
+bool new_rings_waiting() noexcept { return new_rings().size_approx() != 0; }
 
 Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock)
     : config_(config), sink_(std::move(sink)), session_(session), clock_(clock), gpu_(config_) {
@@ -85,7 +88,7 @@ bool Drainer::start() {
 bool Drainer::stop(std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> lock(mutex_);
   stop_requested_ = true;
-  wake_.notify_all();
+  drainer_wake::wake();
   if (!thread_.joinable()) return true;
   if (!flushed_.wait_for(lock, limit, [&] { return finished_; })) {
     // A sink stuck on a dead disk: leave the thread behind rather than hang
@@ -102,7 +105,7 @@ void Drainer::flush() {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!thread_.joinable() || stop_requested_) return;
   const uint64_t ticket = ++flush_requested_;
-  wake_.notify_all();
+  drainer_wake::wake();
   // Bounded wait: a sink stuck on a dead disk must not hang the application.
   flushed_.wait_for(lock, std::chrono::seconds(10), [&] { return flush_done_ >= ticket; });
 }
@@ -148,14 +151,19 @@ void Drainer::run() {
   }
   flushed_.notify_all();
   uint64_t last_refine = internal::monotonic_ns();
-  bool hot = false;
   for (;;) {
+    // Sleep until a producer's ring passes its wake fill, a control call, or
+    // the interval (which ages batches, polls triggers and the GPU), unless
+    // there is work already (drainer_wake.h).
+    const uint32_t seq = drainer_wake::prepare_to_sleep();
+    if (control_pending() || rings_need_draining())
+      drainer_wake::cancel_sleep();
+    else
+      drainer_wake::sleep(seq, uint64_t{config_.drain_interval_ms} * 1000000ull);
     bool stopping;
     uint64_t flush_ticket;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      const auto wait = std::chrono::milliseconds(hot ? 1 : config_.drain_interval_ms);
-      wake_.wait_for(lock, wait, [&] { return stop_requested_ || flush_requested_ > flush_done_; });
+      std::lock_guard<std::mutex> lock(mutex_);
       stopping = stop_requested_ || ops::drainer_should_stop();  // SIGTERM/SIGINT: finish like stop()
       flush_ticket = flush_requested_;
     }
@@ -165,7 +173,7 @@ void Drainer::run() {
       adopt_new_rings();
       sample_round(false);
       const bool window_done = ops::drainer_round(ops_, *sink_, internal::monotonic_ns());
-      hot = drain_all();
+      drain_all();
       const uint64_t now = internal::monotonic_ns();
       if (gpu_.poll(flushing, now)) emit_batch();
       const bool aged = !events_.empty() &&
@@ -261,16 +269,24 @@ void Drainer::adopt_new_rings() {
   }
 }
 
-bool Drainer::drain_all() {
-  bool hot = false;
+void Drainer::drain_all() {
   for (auto& [index, t] : threads_) {
     if (!t.ring) continue;
-    const uint64_t ready = t.ring->readable();
-    if (ready * 100 >= uint64_t{t.ring->capacity()} * config_.ring_drain_percent) hot = true;
     drain_ring(t);
     account_drops(t);
   }
-  return hot;
+}
+
+bool Drainer::control_pending() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stop_requested_ || flush_requested_ > flush_done_;
+}
+
+bool Drainer::rings_need_draining() const {
+  if (new_rings_waiting()) return true;  // a new thread's ring: adopt it now
+  for (const auto& [index, t] : threads_)
+    if (t.ring && t.ring->readable() >= t.ring->wake_check_fill()) return true;
+  return false;
 }
 
 void Drainer::account_drops(ThreadState& t) {

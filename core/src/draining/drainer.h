@@ -1,12 +1,15 @@
 // The drainer: one background thread per process that empties every ring,
 // names events, converts timestamps and hands batches to the sink.
 //
-// It is the only consumer of every ring. It looks at the rings every
-// drain_interval_ms (after 1 ms when it last found a ring past the fill
-// threshold), copies whatever is ready into the current batch and frees the
-// slots at once, and hands the batch to the sink when it holds batch_events
-// events, when its oldest event has waited flush_interval_ms, or on flush()
-// and stop(). It never blocks a recording thread: producers never wait for it.
+// It is the only consumer of every ring. It sleeps between rounds until a
+// producer's ring passes its wake fill (ring_drain_percent of the ring), a
+// flush() or stop(), or drain_interval_ms, whichever comes first
+// (drainer_wake.h); it goes round again at once while some ring is still past
+// its wake fill. Each round copies whatever is ready into the current batch
+// and frees the slots at once, and hands the batch to the sink when it holds
+// batch_events events, when its oldest event has waited flush_interval_ms, or
+// on flush() and stop(). It never blocks a recording thread: producers never
+// wait for it.
 #pragma once
 
 #include <atomic>
@@ -69,7 +72,9 @@ class Drainer : private sampler::SampleVisitor {
   template <typename F>
   void guarded(F&& f) noexcept;
   void adopt_new_rings();
-  bool drain_all();  // true when some ring was past the fill threshold
+  void drain_all();
+  bool control_pending();             // stop() or flush() waits for a round
+  bool rings_need_draining() const;   // a ring past its wake fill, or a new ring
   void drain_ring(ThreadState& t);
   void account_drops(ThreadState& t);
   void emit_batch();
@@ -118,7 +123,6 @@ class Drainer : private sampler::SampleVisitor {
   // Control (stop/flush callers ↔ drainer thread); never touched by producers.
   std::thread thread_;
   mutable std::mutex mutex_;
-  std::condition_variable wake_;
   std::condition_variable flushed_;
   bool stop_requested_ = false;
   uint64_t flush_requested_ = 0;
@@ -143,6 +147,7 @@ class Drainer : private sampler::SampleVisitor {
 // The queue through which a thread's new ring reaches the drainer.
 void enqueue_new_ring(Ring* ring) noexcept;
 bool dequeue_new_ring(Ring** ring) noexcept;
+bool new_rings_waiting() noexcept;  // roughly: some ring was enqueued and not yet taken
 // In a forked child: a fresh, empty queue.
 void reset_new_ring_queue_after_fork() noexcept;
 

@@ -15,6 +15,7 @@
 
 #include "recording/clock.h"
 #include "draining/drainer.h"
+#include "draining/drainer_wake.h"
 #include "crash/crash_state.h"
 #include "operation/ops_hooks.h"
 #include "ringprof/ringprof.h"
@@ -58,6 +59,7 @@ RecorderState& state() {
 // of an earlier session (or of the parent) must never pass for a current one.
 constinit std::atomic<uint32_t> g_last_session{0};
 constinit std::atomic<uint32_t> g_ring_capacity{16384};
+constinit std::atomic<uint32_t> g_ring_wake_percent{25};
 constinit std::atomic<uint32_t> g_next_thread_index{1};
 constinit std::atomic<uint64_t> g_step_counter{0};
 constinit std::atomic<bool> g_warned_ring_alloc{false};
@@ -101,6 +103,7 @@ void fork_child() {
   // The child has no drainer thread: recording is off there until the child
   // calls start() itself, which then writes files under its own pid.
   internal::g_session.store(0, std::memory_order_relaxed);
+  drainer_wake::reset_after_fork();
   // The parent's state is abandoned (its mutex may be held, never unlocked).
   g_state = new (g_child_state_storage) RecorderState();
   g_state->exit_hook_installed = true;
@@ -147,7 +150,8 @@ Ring* attach_thread(uint32_t session) noexcept {
   slot.session = session;  // also on failure: do not retry on every event
   (void)&t_exit_hook;      // constructs the exit hook for this thread
   const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  Ring* r = Ring::create(g_ring_capacity.load(std::memory_order_relaxed), tid);
+  Ring* r = Ring::create(g_ring_capacity.load(std::memory_order_relaxed), tid,
+                         g_ring_wake_percent.load(std::memory_order_relaxed));
   if (!r) {
     if (!g_warned_ring_alloc.exchange(true))
       std::fprintf(stderr, "ringprof: warning: no memory for a thread's event ring; that thread records nothing\n");
@@ -171,7 +175,7 @@ bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
   const size_t len = name.size() < kMaxInlineName ? name.size() : kMaxInlineName;
   const uint32_t extra = continuation_slots(len);
   uint64_t first;
-  if (!r->claim(1 + extra, &first)) return false;
+  if (!r->claim(1 + extra, &first, kind == EventKind::ZoneBegin ? 2 : 1)) return false;  // as in emit()
   Event* s = r->slot_at(first);
   s->ts = now_ticks(session);
   s->kind = kind;
@@ -239,6 +243,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   safe.ring_drain_percent = std::clamp<uint32_t>(safe.ring_drain_percent, 1, 100);
   safe.ring_bytes = std::clamp<uint32_t>(safe.ring_bytes, 64 * sizeof(Event), 1u << 30);
   g_ring_capacity.store(safe.ring_bytes / sizeof(Event), std::memory_order_relaxed);
+  g_ring_wake_percent.store(safe.ring_drain_percent, std::memory_order_relaxed);
   Drainer* d = nullptr;
   try {
     d = new Drainer(safe, std::move(sink), session, source);

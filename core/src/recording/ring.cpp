@@ -9,7 +9,7 @@
 
 namespace ringprof {
 
-Ring* Ring::create(uint32_t capacity_events, uint32_t tid) noexcept {
+Ring* Ring::create(uint32_t capacity_events, uint32_t tid, uint32_t wake_percent) noexcept {
   uint64_t cap = 64;
   while (cap < capacity_events && cap < (1ull << 30)) cap <<= 1;
   const size_t header = (sizeof(Ring) + 63) & ~size_t{63};
@@ -19,7 +19,9 @@ Ring* Ring::create(uint32_t capacity_events, uint32_t tid) noexcept {
   r->slots_ = reinterpret_cast<Event*>(static_cast<char*>(mem) + header);
   r->capacity_ = cap;
   r->mask_ = cap - 1;
-  r->limit_ = cap;
+  wake_percent = wake_percent < 1 ? 1 : wake_percent > 100 ? 100 : wake_percent;
+  r->wake_fill_ = cap * wake_percent / 100;
+  r->limit_ = r->wake_fill_;
   r->tid_ = tid;
   return r;
 }

@@ -228,8 +228,8 @@ std::string format_info(const TraceInfo& info) {
       if (!t.name.empty()) s2 += " \"" + t.name + "\"";
       s2 += ": " + std::to_string(t.events) + " events";
       if (t.dropped_ring || t.dropped_io)
-        s2 += ", dropped " + std::to_string(t.dropped_ring) + " (ring full) + " + std::to_string(t.dropped_io) +
-              " (write failed)";
+        s2 += ", dropped " + std::to_string(t.dropped_ring) + " events (ring full) + " +
+              std::to_string(t.dropped_io) + " (write failed)";
       if (t.samples || t.samples_lost)
         s2 += ", " + std::to_string(t.samples) + " samples (" + std::to_string(t.samples_lost) + " lost)";
       line(s2);
@@ -259,7 +259,7 @@ std::string format_info(const TraceInfo& info) {
          std::to_string(info.gpu_stats.unknown_records) + " unknown records; clock order violations: " +
          std::to_string(info.gpu_stats.clock_violations));
   }
-  line("Dropped: " + std::to_string(info.dropped_ring) + " (ring full), " + std::to_string(info.dropped_io) +
+  line("Dropped: " + std::to_string(info.dropped_ring) + " events (ring full), " + std::to_string(info.dropped_io) +
        " (write failed)");
   std::string bytes = "Bytes: " + std::to_string(info.stored_bytes) + " stored, " + std::to_string(info.raw_bytes) +
                       " raw";

@@ -1,0 +1,72 @@
+// The drainer's futex; the protocol is in drainer_wake.h.
+#include "draining/drainer_wake.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "ringprof/ring.h"
+
+namespace ringprof {
+namespace {
+
+constinit std::atomic<uint32_t> g_seq{0};
+constinit std::atomic<uint32_t> g_waiting{0};
+constinit std::atomic<uint64_t> g_wakes{0};
+
+void futex_wake_one() noexcept {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+namespace internal {
+
+void ring_past_wake_fill() noexcept {
+  // Orders this thread's earlier publishes before the read of `waiting`
+  // (the other half of the drainer's fence in prepare_to_sleep).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (g_waiting.load(std::memory_order_relaxed) == 0) return;  // awake: it will look at the rings
+  if (g_waiting.exchange(0, std::memory_order_acq_rel) == 0) return;  // another producer woke it
+  g_seq.fetch_add(1, std::memory_order_release);
+  g_wakes.fetch_add(1, std::memory_order_relaxed);
+  futex_wake_one();
+}
+
+}  // namespace internal
+
+namespace drainer_wake {
+
+uint32_t prepare_to_sleep() noexcept {
+  const uint32_t seq = g_seq.load(std::memory_order_acquire);
+  g_waiting.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return seq;
+}
+
+void cancel_sleep() noexcept { g_waiting.store(0, std::memory_order_relaxed); }
+
+void sleep(uint32_t seq, uint64_t timeout_ns) noexcept {
+  timespec ts{static_cast<time_t>(timeout_ns / 1000000000ull), static_cast<long>(timeout_ns % 1000000000ull)};
+  // EINTR, EAGAIN (seq moved) and ETIMEDOUT all mean: go and look.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAIT_PRIVATE, seq, &ts, nullptr, 0);
+  g_waiting.store(0, std::memory_order_relaxed);
+}
+
+void wake() noexcept {
+  g_seq.fetch_add(1, std::memory_order_release);
+  g_wakes.fetch_add(1, std::memory_order_relaxed);
+  futex_wake_one();
+}
+
+uint64_t wakes() noexcept { return g_wakes.load(std::memory_order_relaxed); }
+
+void reset_after_fork() noexcept {
+  g_waiting.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace drainer_wake
+}  // namespace ringprof

@@ -1,0 +1,38 @@
+// Waking the drainer: producers whose ring passes its wake fill, and the
+// control calls (flush, stop), wake a drainer that sleeps between rounds.
+//
+// One futex word, `seq`, bumped by every wake, and one flag, `waiting`, set
+// while the drainer is about to sleep or asleep. The drainer reads seq, sets
+// waiting, issues a full fence, then looks at the rings (and its control
+// flags) once more, and sleeps on seq only when nothing is past its wake
+// fill. A producer issues a full fence after its last publish and then reads
+// waiting. With both fences, either the drainer sees the producer's events
+// or the producer sees the flag and wakes it: no wake is lost. The futex wait
+// returns at once when seq moved after the drainer read it.
+//
+// Producers pay this once per wake fill (a quarter of a ring by default), in
+// the ring's slow path, and make a system call only when the drainer sleeps.
+// Everything is async-signal-safe (atomics and futex), as signal handlers
+// write rings too.
+#pragma once
+
+#include <cstdint>
+
+namespace ringprof::drainer_wake {
+
+// The drainer, before it decides whether to sleep: returns the value to pass
+// to sleep(). After it, anything a producer published before finding the
+// drainer asleep is visible.
+uint32_t prepare_to_sleep() noexcept;
+// The drainer found work after prepare_to_sleep(): it will not sleep.
+void cancel_sleep() noexcept;
+// Sleeps until a wake or `timeout_ns`, unless a wake came since `seq` was read.
+void sleep(uint32_t seq, uint64_t timeout_ns) noexcept;
+// Wakes the drainer whether or not it sleeps (flush(), stop()).
+void wake() noexcept;
+// Wakes so far (producers and control), for the benchmarks and tests.
+uint64_t wakes() noexcept;
+// In a forked child: no drainer waits.
+void reset_after_fork() noexcept;
+
+}  // namespace ringprof::drainer_wake

@@ -1,0 +1,106 @@
+// Waking the drainer (draining/drainer_wake.h): a producer whose ring passes
+// its wake fill wakes a sleeping drainer, once per crossing, and no wake is
+// lost between the drainer's last look and its sleep. No drainer runs here:
+// the test plays the drainer with the same calls.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "draining/drainer_wake.h"
+#include "ringprof/ring.h"
+
+using namespace ringprof;
+
+namespace {
+
+struct RingDeleter {
+  void operator()(Ring* r) const {
+    Ring::release(r);
+    Ring::release(r);
+  }
+};
+using RingPtr = std::unique_ptr<Ring, RingDeleter>;
+
+Event counter_event(uint64_t v) {
+  Event e{};
+  e.kind = EventKind::Counter;
+  e.p1 = v;
+  return e;
+}
+
+// Far longer than any test here waits: a sleep that ends by its timeout
+// means the wake was lost.
+constexpr uint64_t kLongSleepNs = 120'000'000'000ull;
+
+}  // namespace
+
+TEST(DrainerWake, TheCrossingPushWakesAndTheOthersDoNot) {
+  RingPtr r(Ring::create(256, 1, 25));  // wake fill: 64 slots
+  drainer_wake::prepare_to_sleep();     // the drainer is about to sleep
+  const uint64_t before = drainer_wake::wakes();
+  for (uint64_t i = 0; i < 64; ++i) ASSERT_TRUE(r->push(counter_event(i)));
+  EXPECT_EQ(drainer_wake::wakes(), before) << "64 slots: at the wake fill, not past it";
+  ASSERT_TRUE(r->push(counter_event(64)));
+  EXPECT_EQ(drainer_wake::wakes(), before + 1) << "the 65th slot passes the wake fill";
+  for (uint64_t i = 65; i < 256; ++i) ASSERT_TRUE(r->push(counter_event(i)));
+  EXPECT_EQ(drainer_wake::wakes(), before + 1) << "one wake per crossing; the drainer is awake now";
+  EXPECT_FALSE(r->push(counter_event(256))) << "full";
+  EXPECT_EQ(r->dropped(), 1u);
+
+  // The drainer empties the ring and goes back to sleep: the next crossing
+  // wakes it again.
+  r->consume(r->readable());
+  drainer_wake::prepare_to_sleep();
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(r->push(counter_event(i)));
+  EXPECT_EQ(drainer_wake::wakes(), before + 2);
+  drainer_wake::cancel_sleep();
+}
+
+TEST(DrainerWake, AWakeBetweenTheLastLookAndTheSleepIsNotLost) {
+  RingPtr r(Ring::create(256, 1, 25));
+  const uint32_t seq = drainer_wake::prepare_to_sleep();
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(r->push(counter_event(i)));  // crosses now
+  const auto t0 = std::chrono::steady_clock::now();
+  drainer_wake::sleep(seq, kLongSleepNs);  // must return at once: seq moved
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+}
+
+TEST(DrainerWake, AProducerOnAnotherThreadWakesASleepingDrainer) {
+  RingPtr r(Ring::create(1024, 1, 25));
+  std::atomic<bool> woke{false};
+  std::atomic<bool> asleep_soon{false};
+  std::thread drainer([&] {
+    const uint32_t seq = drainer_wake::prepare_to_sleep();
+    asleep_soon = true;
+    drainer_wake::sleep(seq, kLongSleepNs);
+    woke = true;
+  });
+  while (!asleep_soon) std::this_thread::yield();
+  // Whether the drainer is in the futex yet or not, the crossing push wakes it.
+  for (uint64_t i = 0; i < 300; ++i) ASSERT_TRUE(r->push(counter_event(i)));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!woke && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_TRUE(woke) << "the drainer slept on";
+  if (!woke) drainer_wake::wake();  // let the thread end
+  drainer.join();
+}
+
+TEST(DrainerWake, ControlWakesEvenWithoutAProducer) {
+  const uint32_t seq = drainer_wake::prepare_to_sleep();
+  drainer_wake::wake();  // flush() or stop()
+  const auto t0 = std::chrono::steady_clock::now();
+  drainer_wake::sleep(seq, kLongSleepNs);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+}
+
+TEST(DrainerWake, TheCheckFillCoversTheLongestRecord) {
+  // A producer crosses with a record of up to kMaxRecordSlots slots: the
+  // ring then holds more than wake fill - kMaxRecordSlots readable slots.
+  RingPtr big(Ring::create(16384, 1, 25));
+  EXPECT_EQ(big->wake_check_fill(), 4096 - Ring::kMaxRecordSlots);
+  RingPtr small(Ring::create(64, 1, 25));  // wake fill 16: shorter than a long record
+  EXPECT_EQ(small->wake_check_fill(), 8u);
+}
