@@ -1,8 +1,9 @@
 #!/bin/sh
 # Quick start, step two: the whole test suite. Builds and runs the GoogleTest
 # suites three times (release with -Werror, ASan+UBSan, TSan), fuzzes the
-# segment decoder for a bounded time, builds the benchmarks, and checks that
-# an installed ringprof works from CMake and from pkg-config.
+# segment decoder for a bounded time, builds the benchmarks and holds them to
+# bench/budgets.txt (bench/gate.sh), and checks that an installed ringprof
+# works from CMake and from pkg-config.
 #   RINGPROF_FUZZ_SECONDS (default 60)   RINGPROF_TEST_CONFIGS (default "release asan tsan")
 set -eu
 cd "$(dirname "$0")"
@@ -74,11 +75,13 @@ run_fuzz() {
 }
 run_fuzz || fail fuzz "the segment decoder fuzzer failed (build, seed or a crash it found)"
 
-echo "=== install check: find_package and pkg-config ==="
 if [ -d build/test-release ]; then
+  echo "=== benchmark gate: bench/budgets.txt ==="
+  bench/gate.sh build/test-release || fail gate "a benchmark broke its budget (bench/budgets.txt)"
+  echo "=== install check: find_package and pkg-config ==="
   ./tests/install_check.sh build/test-release || fail install "the install check failed"
 else
-  echo "test.sh: install check skipped: the release configuration was not built"
+  echo "test.sh: benchmark gate and install check skipped: the release configuration was not built"
 fi
 
 if [ -n "$FAILED" ]; then

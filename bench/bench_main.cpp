@@ -1,8 +1,15 @@
+// The benchmark programs' main: Google Benchmark's, then the ratios and
+// figures of the run, then (with --ringprof_budgets=FILE) the budgets those
+// figures must keep, with a non-zero exit when one is broken.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "bench_main.h"
 
@@ -57,6 +64,46 @@ class RecordingReporter : public benchmark::BenchmarkReporter {
  private:
   benchmark::BenchmarkReporter* display_;
 };
+// One line of a budgets file: `LABEL <= LIMIT` or `LABEL >= LIMIT`, where
+// LABEL is a ratio's or a figure's label exactly as printed. '#' starts a
+// comment line.
+struct Budget {
+  std::string label;
+  bool at_most = true;
+  double limit = 0;
+  int line = 0;
+};
+
+// The budgets in `path`; a malformed line is an error naming file and line.
+std::optional<std::vector<Budget>> read_budgets(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "ringprof bench: cannot read budgets file %s\n", path.c_str());
+    return std::nullopt;
+  }
+  std::vector<Budget> out;
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (text.empty() || text[0] == '#') continue;
+    Budget b;
+    b.line = n;
+    size_t op = text.rfind(" <= ");
+    if (op == std::string::npos) {
+      op = text.rfind(" >= ");
+      b.at_most = false;
+    }
+    char* end = nullptr;
+    if (op != std::string::npos) b.limit = std::strtod(text.c_str() + op + 4, &end);
+    if (op == std::string::npos || op == 0 || end == text.c_str() + op + 4 || *end != '\0') {
+      std::fprintf(stderr, "ringprof bench: %s:%d: expected 'LABEL <= LIMIT' or 'LABEL >= LIMIT'\n", path.c_str(), n);
+      return std::nullopt;
+    }
+    b.label = text.substr(0, op);
+    out.push_back(b);
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_ratio(Ratio r) { ratios().push_back(std::move(r)); }
@@ -70,24 +117,54 @@ void report_figure(const std::string& label, double value, const std::string& un
 
 int main(int argc, char** argv) {
   using namespace ringprof::bench;
+  // Our own option, taken out before Google Benchmark sees the arguments.
+  std::optional<std::vector<Budget>> budgets;
+  const char* budgets_path = nullptr;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--ringprof_budgets=", 19) == 0)
+      budgets_path = argv[i] + 19;
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  if (budgets_path && !(budgets = read_budgets(budgets_path))) return 2;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RecordingReporter reporter(benchmark::CreateDefaultDisplayReporter());
   benchmark::RunSpecifiedBenchmarks(&reporter);
   FILE* out = reporter.display_is_console() ? stdout : stderr;
+  std::map<std::string, double> measured;  // every ratio and figure of this run, by label
   std::fprintf(out, "\n-- ratios (same run) --\n");
   for (const Ratio& r : ratios()) {
     auto n = reporter.ns_per_iter.find(r.numerator), d = reporter.ns_per_iter.find(r.denominator);
     if (n == reporter.ns_per_iter.end() || d == reporter.ns_per_iter.end() || d->second <= 0) continue;
     const double v = n->second / d->second;
+    measured[r.label] = v;
     if (r.target > 0)
       std::fprintf(out, "%-48s %8.3f  (target <= %.2f: %s)\n", r.label.c_str(), v, r.target,
                    v <= r.target ? "met" : "NOT met");
     else
       std::fprintf(out, "%-48s %8.3f\n", r.label.c_str(), v);
   }
-  for (const auto& [label, fig] : figures())
+  for (const auto& [label, fig] : figures()) {
     std::fprintf(out, "%-48s %10.3f %s\n", label.c_str(), fig.first, fig.second.c_str());
+    measured[label] = fig.first;
+  }
   benchmark::Shutdown();
-  return 0;
+  if (!budgets) return 0;
+  // Budgets whose label this program did not measure belong to another
+  // benchmark program sharing the file; bench/gate.sh checks that each was
+  // measured by one of them.
+  int broken = 0;
+  std::fprintf(out, "\n-- budgets (%s) --\n", budgets_path);
+  for (const Budget& b : *budgets) {
+    const auto m = measured.find(b.label);
+    if (m == measured.end()) continue;
+    const bool ok = b.at_most ? m->second <= b.limit : m->second >= b.limit;
+    broken += !ok;
+    std::fprintf(out, "budget %s: %s %.3f, budget %s %g (%s:%d)\n", ok ? "kept" : "BROKEN", b.label.c_str(),
+                 m->second, b.at_most ? "<=" : ">=", b.limit, budgets_path, b.line);
+  }
+  return broken ? 1 : 0;
 }

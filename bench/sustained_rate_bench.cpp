@@ -1,6 +1,7 @@
 // Sustained rates: threads that record zones paced to a steady rate for a
 // while, with default settings (rolling files in a temporary directory,
-// zstd 3, the stack sampler and GPU tracing off), then stop() and
+// zstd 3, the stack sampler and GPU tracing off; RINGPROF_* variables apply,
+// RINGPROF_RING_BYTES say, to try other settings), then stop() and
 // recorder_stats(). What matters is whether the drainer keeps up: events
 // dropped on full rings, and what reading them costs the drainer.
 //
@@ -87,7 +88,7 @@ void BM_SustainedRate(benchmark::State& state) {
       std::filesystem::temp_directory_path() / ("ringprof-sustained-" + std::to_string(getpid()));
   for (auto _ : state) {
     std::filesystem::remove_all(dir);
-    ringprof::Config c;  // the defaults, but for these
+    ringprof::Config c = ringprof::config_from_env();  // the defaults unless RINGPROF_* says otherwise, but for these
     c.dir = dir.string();
     c.sample_hz = 0;
     c.gpu = false;

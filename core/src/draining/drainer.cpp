@@ -13,6 +13,7 @@
 
 #include "crash/crash_state.h"
 #include "operation/detail_level.h"
+#include "draining/drainer_priority.h"
 #include "draining/drainer_wake.h"
 #include "draining/memory_pools.h"
 #include "draining/process_info.h"
@@ -21,6 +22,9 @@
 namespace ringprof {
 
 namespace {
+// The drainer's time slice (drainer_priority.h): short enough to preempt a
+// CPU hog as soon as a ring wakes it; a round rarely takes longer.
+constexpr uint64_t kDrainerSliceNs = 100'000;
 using RingQueue = moodycamel::ConcurrentQueue<Ring*>;
 // Immortal: threads may register a ring while the process exits, after
 // function-local statics would have been destroyed.
@@ -138,6 +142,7 @@ SessionInfo Drainer::session_info() const {
 
 void Drainer::run() {
   prctl(PR_SET_NAME, "ringprof-drain", 0, 0, 0);
+  drainer_priority::request_short_slice(kDrainerSliceNs);
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   guarded([&] { sink_->begin_session(session_info()); });
   guarded([&] { start_sampler(); });
