@@ -414,12 +414,18 @@ void check_detail_zones_follow_opening_marks(const Config& config) {
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(config, sink));
   std::atomic<bool> done{false};
+  std::atomic<int> detailed_seen{0};
   std::thread busy([&] {
     while (!done.load(std::memory_order_relaxed)) {
+      if (detailed() && detailed_seen.load(std::memory_order_relaxed) < 1000)
+        detailed_seen.fetch_add(1, std::memory_order_relaxed);
       RINGPROF_ZONE_DETAIL("busy_detail");
     }
   });
-  for (uint64_t i = 0; i < 40; ++i) {
+  // 40 steps at least, and on until the busy thread has run inside windows
+  // (a loaded machine may not schedule it during the first ones).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (uint64_t i = 0; i < 40 || (detailed_seen.load() < 1000 && std::chrono::steady_clock::now() < deadline); ++i) {
     step(i);
     std::this_thread::sleep_for(std::chrono::microseconds(200));  // pacing between steps, not a wait
   }
