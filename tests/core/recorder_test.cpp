@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -120,14 +121,39 @@ TEST(Recorder, SmallRingsDropAndEveryEventIsAccountedFor) {
     EXPECT_EQ(written + dropped, kEvents) << "thread " << t;
     EXPECT_GT(dropped, 0u) << "a 128-slot ring drained every 50 ms must overflow";
     total_dropped += dropped;
-    // Survivors keep their values in increasing order: drops leave no torn events.
+    // Survivors keep their values in increasing order: drops leave no torn
+    // events. Each gap is marked where it happened: a begin and an end mark
+    // whose count is exactly the number of values missing between the
+    // counter before them and the counter after.
     double last = -1;
+    uint64_t marked = 0;
+    std::optional<uint64_t> gap;  // the count of the marks just seen
     for (const auto& e : sink->events) {
       if (e.thread_index != index[t]) continue;
+      if (sink->is_drop_mark(e)) {
+        const bool begin = sink->location_name(e.event.loc) == kMarkDropsBegin;
+        if (begin) {
+          ASSERT_FALSE(gap) << "two begin marks in a row";
+          gap = e.event.p1;
+        } else {
+          ASSERT_TRUE(gap && *gap == e.event.p1) << "an end mark without its begin, or another count";
+        }
+        continue;
+      }
       const double v = bits_double(e.event.p1);
       ASSERT_GT(v, last);
+      if (gap) {
+        EXPECT_EQ(static_cast<uint64_t>(v - last - 1), *gap) << "the marks count the values that are missing";
+        marked += *gap;
+        gap.reset();
+      } else {
+        EXPECT_EQ(v, last + 1) << "values missing without a drop mark";
+      }
       last = v;
     }
+    // Drops after the last event the thread recorded are counted but never
+    // marked: no later event closed that gap.
+    EXPECT_EQ(marked + static_cast<uint64_t>(kEvents - 1 - last), dropped) << "thread " << t;
   }
   EXPECT_EQ(recorder_stats().dropped_ring, total_dropped);
 }
@@ -164,7 +190,7 @@ TEST(Recorder, DroppedZonesCountTheirBeginAndEnd) {
   // Zones do not nest here: an end always closes the begin just before it.
   bool open = false;
   for (const auto& e : sink->events) {
-    if (e.thread_index != index) continue;
+    if (e.thread_index != index || sink->is_drop_mark(e)) continue;
     if (e.event.kind == EventKind::ZoneEnd) {
       ASSERT_TRUE(open) << "an end without its begin";
     }

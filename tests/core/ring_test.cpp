@@ -74,6 +74,45 @@ TEST(Ring, FullRingDropsAndCountsWithoutBlocking) {
   for (uint64_t i = 0; i < 64; ++i) EXPECT_EQ(r->peek(i).ts, 5 + i);
 }
 
+// A thread's event ring marks a gap where it happened: when it takes events
+// again, a begin mark (at the first refused event) and an end mark (now) with
+// the number lost go in before the event, and the marks need room too.
+TEST(Ring, AGapOfDropsIsMarkedWhenTheRingTakesEventsAgain) {
+  RingPtr r(Ring::create(64, 1));
+  r->mark_drop_gaps();
+  for (uint64_t i = 0; i < 64; ++i) ASSERT_TRUE(r->push(make(i)));
+  for (uint64_t i = 0; i < 7; ++i) EXPECT_FALSE(r->push(make(1000 + i)));
+  r->consume(2);  // room for the two marks only: the event is refused, and counted
+  EXPECT_FALSE(r->push(make(2000)));
+  EXPECT_EQ(r->dropped(), 8u);
+  r->consume(62);
+  ASSERT_TRUE(r->push(make(64)));
+  ASSERT_EQ(r->readable(), 3u);
+  const Event& begin = r->peek(0);
+  const Event& end = r->peek(1);
+  EXPECT_EQ(begin.kind, ringprof::EventKind::Mark);
+  EXPECT_EQ(begin.ref, ringprof::NameRef::StaticString);
+  EXPECT_STREQ(reinterpret_cast<const char*>(begin.p0), ringprof::kMarkDropsBegin);
+  EXPECT_EQ(begin.p1, 8u);
+  EXPECT_STREQ(reinterpret_cast<const char*>(end.p0), ringprof::kMarkDropsEnd);
+  EXPECT_EQ(end.p1, 8u);
+  EXPECT_LE(begin.ts, end.ts);
+  EXPECT_EQ(r->peek(2).ts, 64u) << "the event that ended the gap follows its marks";
+  // No new gap: no more marks.
+  ASSERT_TRUE(r->push(make(65)));
+  EXPECT_EQ(r->readable(), 4u);
+  EXPECT_EQ(r->peek(3).ts, 65u);
+}
+
+TEST(Ring, RingsThatDoNotMarkGapsOnlyCount) {
+  RingPtr r(Ring::create(64, 1));  // a sample ring, say
+  for (uint64_t i = 0; i < 65; ++i) r->push(make(i));
+  r->consume(64);
+  ASSERT_TRUE(r->push(make(100)));
+  EXPECT_EQ(r->readable(), 1u);
+  EXPECT_EQ(r->dropped(), 1u);
+}
+
 TEST(Ring, MultiSlotRecordIsAllOrNothing) {
   RingPtr r(Ring::create(64, 1));
   for (uint64_t i = 0; i < 60; ++i) ASSERT_TRUE(r->push(make(i)));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ringprof/ring.h"
 #include "ringprof/sink.h"
 
 namespace ringprof::test {
@@ -73,9 +74,17 @@ class CaptureSink : public Sink {
   std::string location_name(uint32_t id) const {
     return id >= 1 && id <= locations.size() ? locations[id - 1].name : std::string();
   }
+  // The ring's own marks around a gap of dropped events (ringprof/ring.h).
+  bool is_drop_mark(const CapturedEvent& e) const {
+    if (e.event.kind != EventKind::Mark) return false;
+    const std::string name = location_name(e.event.loc);
+    return name == kMarkDropsBegin || name == kMarkDropsEnd;
+  }
+  // The events the thread recorded that reached the sink (drop marks are not
+  // among them).
   uint64_t count_for(uint32_t thread_index) const {
     uint64_t n = 0;
-    for (const auto& e : events) n += e.thread_index == thread_index;
+    for (const auto& e : events) n += e.thread_index == thread_index && !is_drop_mark(e);
     return n;
   }
 

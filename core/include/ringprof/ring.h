@@ -47,7 +47,14 @@ namespace internal {
 // A producer found its ring past the wake fill: wakes the drainer if it is
 // asleep. Defined in draining/drainer_wake.cpp.
 void ring_past_wake_fill() noexcept;
+// The recording clock's raw time now (TSC ticks or CLOCK_MONOTONIC ns, as
+// the session records), for the drop marks. Defined in recording/recorder.cpp.
+uint64_t ring_clock_ticks() noexcept;
 }  // namespace internal
+
+// The drop marks a thread's ring writes around a gap (Ring::mark_drop_gaps).
+inline constexpr const char* kMarkDropsBegin = "ringprof.drops.begin";
+inline constexpr const char* kMarkDropsEnd = "ringprof.drops.end";
 
 class Ring {
  public:
@@ -68,12 +75,10 @@ class Ring {
   // which may wrap past the end of the array, then make the record visible
   // with publish(*pos + n).
   __attribute__((always_inline)) bool claim(uint32_t n, uint64_t* pos, uint32_t lost = 1) noexcept {
-    const uint64_t h = head_.load(std::memory_order_relaxed);
+    uint64_t h = head_.load(std::memory_order_relaxed);
     if (h + n > limit_) [[unlikely]] {
-      if (!refill(h + n)) {
-        dropped_.store(dropped_.load(std::memory_order_relaxed) + lost, std::memory_order_relaxed);
-        return false;
-      }
+      if (!refill(h, n, lost)) return false;
+      h = head_.load(std::memory_order_relaxed);  // past the drop marks refill() may have written
     }
     *pos = h;
     return true;
@@ -93,6 +98,12 @@ class Ring {
   }
 
   void retire() noexcept { retired_.store(true, std::memory_order_release); }
+
+  // Threads' event rings mark where they dropped events: once the ring takes
+  // events again, two Mark events go in first, kMarkDropsBegin at the first
+  // refused event and kMarkDropsEnd now, each with the number of events lost
+  // between them. (Sample rings, which hold stack records, do not.)
+  void mark_drop_gaps() noexcept { mark_drops_ = true; }
 
   // ---- consumer side (drainer only) ----
 
@@ -132,24 +143,55 @@ class Ring {
  private:
   Ring() = default;
 
-  // The slow path of claim(): reads the drainer's tail again, wakes the
-  // drainer when the ring is past its wake fill, and moves `limit_`. False
-  // when the ring cannot take slots up to `end`.
-  __attribute__((noinline)) bool refill(uint64_t end) noexcept {
+  // The slow path of claim() for `n` slots at head `h`: reads the drainer's
+  // tail again, wakes the drainer when the ring is past its wake fill, moves
+  // `limit_`, and writes the drop marks of a gap that just ended. False, with
+  // `lost` events counted as dropped, when the slots do not fit.
+  __attribute__((noinline)) bool refill(uint64_t h, uint32_t n, uint32_t lost) noexcept {
+    const uint64_t dropped = dropped_.load(std::memory_order_relaxed);
+    const bool gap = mark_drops_ && dropped != drops_marked_;
+    const uint64_t end = h + n + (gap ? 2 : 0);
     const uint64_t t = tail_.load(std::memory_order_acquire);
     if (end <= t + wake_fill_) {
       limit_ = t + wake_fill_;
-      return true;
+    } else {
+      limit_ = t + capacity_;
+      if (capacity_ != 0) internal::ring_past_wake_fill();
+      if (end > limit_) {
+        if (mark_drops_) {
+          if (!gap) drops_since_ticks_ = internal::ring_clock_ticks();  // a gap starts
+          limit_ = h;  // every claim comes here until the gap is marked
+        }
+        dropped_.store(dropped + lost, std::memory_order_relaxed);
+        return false;
+      }
     }
-    limit_ = t + capacity_;
-    if (capacity_ != 0) internal::ring_past_wake_fill();
-    return end <= limit_;
+    if (gap) {
+      write_drop_mark(h, drops_since_ticks_, kMarkDropsBegin, dropped - drops_marked_);
+      write_drop_mark(h + 1, internal::ring_clock_ticks(), kMarkDropsEnd, dropped - drops_marked_);
+      publish(h + 2);
+      drops_marked_ = dropped;
+    }
+    return true;
+  }
+  void write_drop_mark(uint64_t pos, uint64_t ticks, const char* name, uint64_t count) noexcept {
+    Event* e = slot_at(pos);
+    e->ts = ticks;
+    e->kind = EventKind::Mark;
+    e->ref = NameRef::StaticString;
+    e->extra = 0;
+    e->loc = 0;
+    e->p0 = reinterpret_cast<uintptr_t>(name);
+    e->p1 = count;
   }
 
   // producer cache line
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t limit_ = 0;      // the producer fills up to here before it reads the tail again
   uint64_t wake_fill_ = 0;  // readable slots past which the drainer is woken
+  uint64_t drops_marked_ = 0;        // dropped_ as of the last drop marks written
+  uint64_t drops_since_ticks_ = 0;   // when the gap not yet marked began
+  bool mark_drops_ = false;
   std::atomic<uint64_t> dropped_{0};
   Event* slots_ = nullptr;
   uint64_t mask_ = 0;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <concurrentqueue/concurrentqueue.h>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "crash/crash_state.h"
@@ -22,6 +23,10 @@
 namespace ringprof {
 
 namespace {
+bool is_drop_mark(const char* name) noexcept {
+  return std::strcmp(name, kMarkDropsBegin) == 0 || std::strcmp(name, kMarkDropsEnd) == 0;
+}
+
 // The drainer's time slice (drainer_priority.h): short enough to preempt a
 // CPU hog as soon as a ring wakes it; a round rarely takes longer.
 constexpr uint64_t kDrainerSliceNs = 100'000;
@@ -332,6 +337,9 @@ void Drainer::drain_ring(ThreadState& t) {
           break;
         case NameRef::StaticString:
           out.loc = locations_.for_static_string(reinterpret_cast<const char*>(e.p0));
+          // The ring's own drop marks are not the application's events: they
+          // stay out of events_written, so recorded = written + dropped.
+          if (e.kind == EventKind::Mark && is_drop_mark(reinterpret_cast<const char*>(e.p0))) ++drop_marks_in_batch_;
           break;
         case NameRef::Inline: {
           name_buffer_.clear();
@@ -381,6 +389,8 @@ void Drainer::drain_ring(ThreadState& t) {
 }
 
 void Drainer::discard_batch() {
+  samples_in_batch_ = 0;
+  drop_marks_in_batch_ = 0;
   events_.clear();
   runs_.clear();
   batch_first_ns_ = ~0ull;
@@ -418,7 +428,7 @@ void Drainer::emit_batch() {
     ok = false;  // a throwing sink loses the batch, which is counted below
   }
   if (ok) {
-    events_written_.fetch_add(events_.size() - samples_in_batch_, std::memory_order_relaxed);
+    events_written_.fetch_add(events_.size() - samples_in_batch_ - drop_marks_in_batch_, std::memory_order_relaxed);
     samples_written_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
     for (const ThreadInfo& reported : batch_threads_) {
       ThreadState& t = threads_[reported.index];
@@ -429,19 +439,22 @@ void Drainer::emit_batch() {
   } else {
     // The batch is gone: its events count as dropped and its samples as
     // lost, reported with a later batch.
-    dropped_io_.fetch_add(events_.size() - samples_in_batch_, std::memory_order_relaxed);
+    dropped_io_.fetch_add(events_.size() - samples_in_batch_ - drop_marks_in_batch_, std::memory_order_relaxed);
     samples_lost_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
     for (const EventRun& run : runs_) {
       ThreadInfo& info = threads_[run.thread_index].info;
       for (uint32_t i = run.begin; i < run.begin + run.count; ++i) {
-        if (events_[i].kind == EventKind::Sample)
+        const Event& e = events_[i];
+        if (e.kind == EventKind::Sample)
           ++info.samples_lost;
-        else
+        else if (!(e.kind == EventKind::Mark && e.ref == NameRef::StaticString &&
+                   is_drop_mark(reinterpret_cast<const char*>(e.p0))))
           ++info.dropped_io;
       }
     }
   }
   samples_in_batch_ = 0;
+  drop_marks_in_batch_ = 0;
   batches_.fetch_add(1, std::memory_order_relaxed);
   gpu_.written();
   for (auto& [index, t] : threads_) t.in_batch = false;

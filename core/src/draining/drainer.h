@@ -106,6 +106,7 @@ class Drainer : private sampler::SampleVisitor {
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;
+  uint64_t drop_marks_in_batch_ = 0;  // the rings' drop marks (ringprof/ring.h) in the current batch
   int level_subscription_ = 0;  // level::subscribe id while the drainer runs
   uint64_t names_checked_ns_ = 0;
 

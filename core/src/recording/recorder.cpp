@@ -160,6 +160,7 @@ Ring* attach_thread(uint32_t session) noexcept {
   }
   r->thread_index = allocate_thread_index();
   r->session = session;
+  r->mark_drop_gaps();
   prctl(PR_GET_NAME, r->initial_name, 0, 0, 0);
   r->initial_name[sizeof r->initial_name - 1] = '\0';
   slot.ring = r;
@@ -167,6 +168,8 @@ Ring* attach_thread(uint32_t session) noexcept {
   enqueue_new_ring(r);
   return r;
 }
+
+uint64_t ring_clock_ticks() noexcept { return now_ticks(g_session.load(std::memory_order_relaxed)); }
 
 bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
   const uint32_t session = g_session.load(std::memory_order_relaxed);
