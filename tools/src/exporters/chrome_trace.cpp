@@ -8,6 +8,7 @@
 #include "reports/memory_pairing.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/ops.h"
+#include "ringprof/ring.h"
 #include "ringprof/tools/output_file.h"
 #include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/thread_filter.h"
@@ -63,6 +64,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     process_ = &p;
     zones_.clear();
     flow_names_.clear();
+    drop_gap_begin_.clear();
     thread_names_.clear();
     memory_.clear();
     live_bytes_.clear();
@@ -178,6 +180,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
   // across every track; args say what it is.
   void on_mark(const DecodedEvent& e, uint32_t tid) {
     const std::string name = process_->location_name(e.loc);
+    if (classify_mark(name) == MarkClass::Drops) return on_drops(e, tid, name);
     begin_event(describe_mark(name, e.value), "i", e.ts_ns, "ringprof.mark");
     append_pid_tid(process_->pid, tid);
     line_ += ",\"s\":\"g\",\"args\":{\"mark\":";
@@ -203,6 +206,30 @@ class ChromeTraceWriter final : public SegmentVisitor {
       default:
         break;
     }
+    line_ += "}}";
+    emit();
+  }
+
+  // A gap where the thread's ring was full: a slice on the thread's own track
+  // from the first refused event to the next event recorded, named with the
+  // count, so the hole in its zones explains itself.
+  void on_drops(const DecodedEvent& e, uint32_t tid, const std::string& name) {
+    if (name == kMarkDropsBegin) {
+      drop_gap_begin_[tid] = e.ts_ns;
+      return;
+    }
+    const auto it = drop_gap_begin_.find(tid);
+    const uint64_t begin = it != drop_gap_begin_.end() ? it->second : e.ts_ns;  // begin outside the window
+    if (it != drop_gap_begin_.end()) drop_gap_begin_.erase(it);
+    std::string label = "ringprof: ";
+    append_uint(label, e.value);
+    label += " events dropped (ring full)";
+    begin_event(label, "X", begin, "ringprof.dropped");
+    line_ += ",\"dur\":";
+    append_us(line_, e.ts_ns - begin);
+    append_pid_tid(process_->pid, tid);
+    line_ += ",\"args\":{\"dropped\":";
+    append_uint(line_, e.value);
     line_ += "}}";
     emit();
   }
@@ -320,6 +347,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
   StackResolver resolver_;
   const ProcessState* process_ = nullptr;
   std::unordered_map<uint64_t, std::string> flow_names_;
+  std::unordered_map<uint32_t, uint64_t> drop_gap_begin_;  // tid → where its open gap began
   std::unordered_map<uint32_t, std::string> thread_names_;
   std::string line_;
   ChromeTraceStats stats_;

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "ringprof/ops.h"
+#include "ringprof/ring.h"
 
 namespace ringprof {
 
@@ -25,6 +26,7 @@ MarkClass classify_mark(const std::string& name) {
   if (name == kMarkMode) return MarkClass::Mode;
   if (name == kMarkCrash) return MarkClass::Crash;
   if (name == kMarkSignal) return MarkClass::Signal;
+  if (name == kMarkDropsBegin || name == kMarkDropsEnd) return MarkClass::Drops;
   return MarkClass::Other;
 }
 
@@ -38,6 +40,8 @@ std::string describe_mark(const std::string& name, uint64_t value) {
   if (name == kMarkCrash)
     return "crash: " + signal_name(static_cast<int>(value & 0xffffffffu)) + " on thread " + std::to_string(value >> 32);
   if (name == kMarkSignal) return signal_name(static_cast<int>(value)) + ": files flushed, signal re-raised";
+  if (name == kMarkDropsBegin) return n + " events dropped from here (ring full)";
+  if (name == kMarkDropsEnd) return n + " events dropped until here (ring full)";
   return name + " = " + n;
 }
 

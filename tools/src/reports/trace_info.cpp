@@ -4,6 +4,7 @@
 #include <ctime>
 #include <map>
 
+#include "ringprof/ring.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/time_window.h"
 
@@ -37,7 +38,7 @@ class InfoCollector final : public SegmentVisitor {
       if (k < info_.events_by_kind.size()) ++info_.events_by_kind[k];
       current_.first_ns = current_.first_ns == 0 ? e.ts_ns : std::min(current_.first_ns, e.ts_ns);
       current_.last_ns = std::max(current_.last_ns, e.ts_ns);
-      if (e.kind == EventKind::Mark) add_mark(view.process, e);
+      if (e.kind == EventKind::Mark) add_mark(view.process, e, ts);
     }
     current_.events += seg.events.size();
     for (const GpuActivity& a : seg.gpu) {
@@ -87,7 +88,12 @@ class InfoCollector final : public SegmentVisitor {
 
  private:
   bool gpu_stats_seen_ = false;
-  void add_mark(const ProcessState& p, const DecodedEvent& e) {
+  void add_mark(const ProcessState& p, const DecodedEvent& e, ThreadSummary& thread) {
+    const std::string name = p.location_name(e.loc);
+    if (classify_mark(name) == MarkClass::Drops) {  // summed per thread, not listed: there may be thousands
+      thread.drop_gaps += name == kMarkDropsBegin;
+      return;
+    }
     if (current_.marks_total++ >= ProcessSummary::kMaxMarks) return;
     current_.marks.push_back({e.ts_ns, p.tid_of(e.thread_index), p.location_name(e.loc), e.value});
   }
@@ -227,9 +233,11 @@ std::string format_info(const TraceInfo& info) {
       std::string s2 = "    thread " + std::to_string(t.tid);
       if (!t.name.empty()) s2 += " \"" + t.name + "\"";
       s2 += ": " + std::to_string(t.events) + " events";
-      if (t.dropped_ring || t.dropped_io)
-        s2 += ", dropped " + std::to_string(t.dropped_ring) + " events (ring full) + " +
-              std::to_string(t.dropped_io) + " (write failed)";
+      if (t.dropped_ring || t.dropped_io) {
+        s2 += ", dropped " + std::to_string(t.dropped_ring) + " events (ring full";
+        if (t.drop_gaps) s2 += ", " + std::to_string(t.drop_gaps) + (t.drop_gaps == 1 ? " gap" : " gaps");
+        s2 += ") + " + std::to_string(t.dropped_io) + " (write failed)";
+      }
       if (t.samples || t.samples_lost)
         s2 += ", " + std::to_string(t.samples) + " samples (" + std::to_string(t.samples_lost) + " lost)";
       line(s2);
