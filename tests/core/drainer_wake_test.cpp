@@ -59,6 +59,22 @@ TEST(DrainerWake, TheCrossingPushWakesAndTheOthersDoNot) {
   drainer_wake::cancel_sleep();
 }
 
+// The drainer was awake when the ring crossed its wake fill (no wake was
+// needed), then went to sleep without reading it: the producer asks again
+// after another wake fill's worth of events, not only when the ring is full.
+TEST(DrainerWake, AProducerPastItsWakeFillAsksAgainAfterAnotherWakeFill) {
+  RingPtr r(Ring::create(256, 1, 25));  // wake fill: 64 slots
+  drainer_wake::cancel_sleep();         // the drainer is awake
+  for (uint64_t i = 0; i < 65; ++i) ASSERT_TRUE(r->push(counter_event(i)));  // crossed: nobody to wake
+  drainer_wake::prepare_to_sleep();     // now it sleeps, the ring unread
+  const uint64_t before = drainer_wake::wakes();
+  for (uint64_t i = 65; i < 129; ++i) ASSERT_TRUE(r->push(counter_event(i)));
+  EXPECT_EQ(drainer_wake::wakes(), before) << "within a wake fill of the crossing";
+  ASSERT_TRUE(r->push(counter_event(129)));
+  EXPECT_EQ(drainer_wake::wakes(), before + 1) << "a wake fill further on, it asks again";
+  drainer_wake::cancel_sleep();
+}
+
 TEST(DrainerWake, AWakeBetweenTheLastLookAndTheSleepIsNotLost) {
   RingPtr r(Ring::create(256, 1, 25));
   const uint32_t seq = drainer_wake::prepare_to_sleep();

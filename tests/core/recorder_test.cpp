@@ -156,6 +156,16 @@ TEST(Recorder, SmallRingsDropAndEveryEventIsAccountedFor) {
     EXPECT_EQ(marked + static_cast<uint64_t>(kEvents - 1 - last), dropped) << "thread " << t;
   }
   EXPECT_EQ(recorder_stats().dropped_ring, total_dropped);
+  // recorder_stats() has the same losses per thread, by tid.
+  const RecorderStats rs = recorder_stats();
+  EXPECT_EQ(rs.thread_drops.size(), static_cast<size_t>(kThreads)) << "every thread overflowed";
+  for (int t = 0; t < kThreads; ++t) {
+    const ThreadInfo& info = sink->threads[index[t]];
+    uint64_t found = 0;
+    for (const ThreadDrops& d : rs.thread_drops)
+      if (d.tid == info.tid) found += d.dropped_ring;
+    EXPECT_EQ(found, info.dropped_ring) << "thread " << t;
+  }
 }
 
 // `dropped` counts events: a zone whose begin a full ring refuses records no
@@ -310,6 +320,12 @@ TEST(Recorder, FailedWritesAreCountedAsDroppedAndReportedLater) {
   EXPECT_EQ(sink->threads[me].dropped_io, 2000u);
   EXPECT_EQ(recorder_stats().dropped_io, 2000u);
   EXPECT_EQ(recorder_stats().events_written, 2000u);
+  // Per thread, in recorder_stats() too: this thread lost those 2000.
+  const RecorderStats rs = recorder_stats();
+  ASSERT_EQ(rs.thread_drops.size(), 1u);
+  EXPECT_EQ(rs.thread_drops[0].tid, sink->threads[me].tid);
+  EXPECT_EQ(rs.thread_drops[0].dropped_io, 2000u);
+  EXPECT_EQ(rs.thread_drops[0].dropped_ring, 0u);
 }
 
 TEST(Recorder, RestartsWithANewSessionOnLiveThreads) {

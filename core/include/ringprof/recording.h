@@ -17,7 +17,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ringprof/config.h"
 #include "ringprof/event.h"
@@ -49,6 +51,14 @@ void stop();
 void flush();
 bool is_recording() noexcept;
 
+// One thread's losses in a session, in events (see RecorderStats).
+struct ThreadDrops {
+  uint32_t tid = 0;
+  std::string name;               // the thread's name when it last lost events
+  uint64_t dropped_ring = 0;      // events lost on its full ring
+  uint64_t dropped_io = 0;        // its events lost with batches the sink could not write
+};
+
 struct RecorderStats {
   uint64_t events_written = 0;    // handed to the sink and accepted
   uint64_t dropped_ring = 0;      // events lost on full rings (a refused zone begin counts 2: its end is not recorded either)
@@ -61,6 +71,9 @@ struct RecorderStats {
   uint64_t samples_taken = 0;     // stack samples the sampler took
   uint64_t samples_written = 0;   // Sample events handed to the sink and accepted (not in events_written)
   uint64_t samples_lost = 0;      // lost: full sample rings, PERF_RECORD_LOST, stack table full, failed writes
+  // Every thread that lost events this session, in the order of its first
+  // loss; the sums of its columns are dropped_ring and dropped_io.
+  std::vector<ThreadDrops> thread_drops;
 };
 RecorderStats recorder_stats();
 

@@ -15,7 +15,8 @@
 //     copied the slots out; the producer acquires it only when it reaches
 //     `limit`, so the common path touches no shared cache line. `limit` is
 //     the tail as last seen plus the wake fill (a quarter of the ring by
-//     default) while the ring is below it, plus the capacity once past it.
+//     default) while the ring is below it; once past it, another wake fill
+//     further on (at most the tail plus the capacity).
 //   - Waking the drainer: the producer that finds its ring past the wake fill
 //     calls internal::ring_past_wake_fill(), which wakes the drainer if it is
 //     asleep (a futex, draining/drainer_wake.h). That is one slow path per
@@ -155,9 +156,13 @@ class Ring {
     if (end <= t + wake_fill_) {
       limit_ = t + wake_fill_;
     } else {
-      limit_ = t + capacity_;
+      // Past the wake fill: come back after another wake fill's worth (or
+      // when full), so a wake that the drainer's last look made needless
+      // (it read the ring just as this thread crossed) is asked for again
+      // if the ring keeps filling.
+      limit_ = t + capacity_ < end + wake_fill_ ? t + capacity_ : end + wake_fill_;
       if (capacity_ != 0) internal::ring_past_wake_fill();
-      if (end > limit_) {
+      if (end > t + capacity_) {
         if (mark_drops_) {
           if (!gap) drops_since_ticks_ = internal::ring_clock_ticks();  // a gap starts
           limit_ = h;  // every claim comes here until the gap is marked

@@ -130,6 +130,8 @@ RecorderStats Drainer::stats() const {
   s.samples_taken = samples_taken_.load(std::memory_order_relaxed);
   s.samples_written = samples_written_.load(std::memory_order_relaxed);
   s.samples_lost = samples_lost_.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(drops_mutex_);
+  s.thread_drops = thread_drops_;
   return s;
 }
 
@@ -304,8 +306,21 @@ void Drainer::account_drops(ThreadState& t) {
   if (d != t.ring_dropped_seen) {
     t.info.dropped_ring += d - t.ring_dropped_seen;
     dropped_ring_.fetch_add(d - t.ring_dropped_seen, std::memory_order_relaxed);
+    note_thread_drops(t, d - t.ring_dropped_seen, 0);
     t.ring_dropped_seen = d;
   }
+}
+
+void Drainer::note_thread_drops(ThreadState& t, uint64_t ring, uint64_t io) {
+  std::lock_guard<std::mutex> lock(drops_mutex_);
+  if (t.drops_slot < 0) {
+    t.drops_slot = static_cast<int>(thread_drops_.size());
+    thread_drops_.push_back(ThreadDrops{t.info.tid, {}, 0, 0});
+  }
+  ThreadDrops& d = thread_drops_[static_cast<size_t>(t.drops_slot)];
+  d.name = t.info.name;
+  d.dropped_ring += ring;
+  d.dropped_io += io;
 }
 
 void Drainer::drain_ring(ThreadState& t) {
@@ -442,7 +457,9 @@ void Drainer::emit_batch() {
     dropped_io_.fetch_add(events_.size() - samples_in_batch_ - drop_marks_in_batch_, std::memory_order_relaxed);
     samples_lost_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
     for (const EventRun& run : runs_) {
-      ThreadInfo& info = threads_[run.thread_index].info;
+      ThreadState& thread = threads_[run.thread_index];
+      ThreadInfo& info = thread.info;
+      const uint64_t io_before = info.dropped_io;
       for (uint32_t i = run.begin; i < run.begin + run.count; ++i) {
         const Event& e = events_[i];
         if (e.kind == EventKind::Sample)
@@ -451,6 +468,7 @@ void Drainer::emit_batch() {
                    is_drop_mark(reinterpret_cast<const char*>(e.p0))))
           ++info.dropped_io;
       }
+      if (info.dropped_io != io_before) note_thread_drops(thread, 0, info.dropped_io - io_before);
     }
   }
   samples_in_batch_ = 0;

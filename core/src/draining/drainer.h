@@ -66,6 +66,7 @@ class Drainer : private sampler::SampleVisitor {
     bool sampled = false;  // the sampler covers this thread (it is alive)
     uint64_t first_seen_ns = 0;    // sampler-only threads: when the sampler found it
     uint64_t name_checked_ns = 0;  // sampler-only threads: when comm was last read
+    int drops_slot = -1;           // its entry in thread_drops_, once it lost events
   };
 
   void run();
@@ -77,6 +78,8 @@ class Drainer : private sampler::SampleVisitor {
   bool rings_need_draining() const;   // a ring past its wake fill, or a new ring
   void drain_ring(ThreadState& t);
   void account_drops(ThreadState& t);
+  // Adds to the thread's entry in thread_drops_ (recorder_stats()).
+  void note_thread_drops(ThreadState& t, uint64_t ring, uint64_t io);
   void emit_batch();
   void discard_batch();  // a crash flush stored it already
   void reclaim_rings(bool all);
@@ -143,6 +146,8 @@ class Drainer : private sampler::SampleVisitor {
   std::atomic<uint64_t> samples_taken_{0};
   std::atomic<uint64_t> samples_written_{0};
   std::atomic<uint64_t> samples_lost_{0};
+  mutable std::mutex drops_mutex_;       // thread_drops_: written by the drainer, read by stats()
+  std::vector<ThreadDrops> thread_drops_;
 };
 
 // The queue through which a thread's new ring reaches the drainer.
