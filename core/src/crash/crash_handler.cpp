@@ -6,7 +6,9 @@
 //      once: every signal is blocked while it runs, and the kernel kills a
 //      thread whose synchronous fault signal is blocked);
 //   2. asks the drainer to park at a safe point (at most 300 ms; not when the
-//      drainer itself crashed) and takes its unwritten batch;
+//      drainer itself crashed) and takes its unwritten batch; then lets the
+//      writer thread write the batches it has queued and holds it idle (at
+//      most 300 ms more; not when the writer crashed);
 //   3. hands the batch and the unread part of every live ring of the session
 //      to the sink's async-signal-safe write_crash(), with a ringprof.crash
 //      mark naming the signal and the faulting thread;
@@ -98,6 +100,8 @@ void flush_crash(int sig, siginfo_t* info, uint32_t tid) noexcept {
   PendingBatch pending;
   bool parked = false;
   if (static_cast<pid_t>(tid) != drainer_tid()) parked = wait_for_park(300, &pending);
+  // The writer empties its queue into the files, then stays off the sink.
+  const bool writer_held = static_cast<pid_t>(tid) != writer_tid() && hold_writer(300, parked);
   CrashInfo ci;
   ci.signo = sig;
   ci.code = info ? info->si_code : 0;
@@ -112,6 +116,7 @@ void flush_crash(int sig, siginfo_t* info, uint32_t tid) noexcept {
   // handler recovers and the process goes on (only with the drainer parked:
   // otherwise it may be reading them).
   if (stored && parked) source.consume_rings();
+  if (writer_held) release_writer();
   end_crash(stored && parked);
 }
 

@@ -29,6 +29,12 @@ constinit std::atomic<size_t> g_pending_n{0};
 constinit std::atomic<const EventRun*> g_pending_runs{nullptr};
 constinit std::atomic<size_t> g_pending_runs_n{0};
 
+// The writer: idle (between sink calls), busy (in one), or held by the handler.
+enum : uint32_t { kWriterIdle = 0, kWriterBusy = 1, kWriterHeld = 2 };
+constinit std::atomic<uint32_t> g_writer_state{kWriterIdle};
+constinit std::atomic<pid_t> g_writer_tid{0};
+constinit std::atomic<int64_t> g_writer_backlog{0};
+
 void sleep_ms(int ms) noexcept {
   timespec ts{0, ms * 1000000L};
   while (nanosleep(&ts, &ts) != 0) {
@@ -159,12 +165,49 @@ void end_crash(bool batch_stored) noexcept {
   g_crashing.store(false, std::memory_order_seq_cst);
 }
 
+void publish_writer(pid_t tid) noexcept { g_writer_tid.store(tid, std::memory_order_seq_cst); }
+pid_t writer_tid() noexcept { return g_writer_tid.load(std::memory_order_seq_cst); }
+void writer_backlog_add(int64_t n) noexcept { g_writer_backlog.fetch_add(n, std::memory_order_seq_cst); }
+
+bool writer_begin_work() noexcept {
+  uint32_t expected = kWriterIdle;
+  return g_writer_state.compare_exchange_strong(expected, kWriterBusy, std::memory_order_seq_cst);
+}
+
+void writer_end_work() noexcept { g_writer_state.store(kWriterIdle, std::memory_order_seq_cst); }
+
+void writer_wait_while_held() noexcept {
+  while (g_writer_state.load(std::memory_order_acquire) == kWriterHeld) sleep_ms(1);
+}
+
+bool hold_writer(int max_ms, bool drainer_parked) noexcept {
+  for (int waited = 0; waited <= max_ms; ++waited) {
+    if (g_writer_tid.load(std::memory_order_seq_cst) == 0) return true;
+    // Queued batches first (nothing new comes once the drainer is parked);
+    // past half the time, hold the writer as soon as it is idle.
+    if (!drainer_parked || g_writer_backlog.load(std::memory_order_seq_cst) <= 0 || 2 * waited > max_ms) {
+      uint32_t expected = kWriterIdle;
+      if (g_writer_state.compare_exchange_strong(expected, kWriterHeld, std::memory_order_seq_cst)) return true;
+    }
+    sleep_ms(1);
+  }
+  return false;
+}
+
+void release_writer() noexcept {
+  uint32_t expected = kWriterHeld;
+  g_writer_state.compare_exchange_strong(expected, kWriterIdle, std::memory_order_seq_cst);
+}
+
 bool crashing() noexcept { return g_crashing.load(std::memory_order_acquire); }
 
 void reset_after_fork() noexcept {
   for (RingSlot& s : g_rings) s.ring.store(nullptr, std::memory_order_relaxed);
   g_crashing.store(false, std::memory_order_relaxed);
   g_parked.store(false, std::memory_order_relaxed);
+  g_writer_state.store(kWriterIdle, std::memory_order_relaxed);
+  g_writer_tid.store(0, std::memory_order_relaxed);
+  g_writer_backlog.store(0, std::memory_order_relaxed);
   clear_session();
 }
 

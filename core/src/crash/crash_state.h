@@ -86,6 +86,26 @@ bool wait_for_park(int max_ms, PendingBatch* out) noexcept;
 void end_crash(bool batch_stored) noexcept;         // lets a parked drainer go
 bool crashing() noexcept;
 
+// ---- writer handshake (draining/batch_writer.h) ----
+// The writer thread makes every sink call of a session. It calls
+// writer_begin_work() before touching the sink (false: the handler holds it,
+// so wait in writer_wait_while_held() and try again) and writer_end_work()
+// after. The drainer counts each job it queues in the backlog and the writer
+// counts it out once processed. The handler, once the drainer has parked (no
+// job comes after that), waits for the backlog to empty, so batches already
+// queued are written as usual, then holds the idle writer while it writes
+// the crash segment into the same file.
+void publish_writer(pid_t tid) noexcept;  // 0: no writer runs
+pid_t writer_tid() noexcept;
+void writer_backlog_add(int64_t n) noexcept;
+bool writer_begin_work() noexcept;
+void writer_end_work() noexcept;
+void writer_wait_while_held() noexcept;
+// Handler side. Waits at most `max_ms`; with `drainer_parked`, first for the
+// backlog to empty. True when the writer is held (or none runs).
+bool hold_writer(int max_ms, bool drainer_parked) noexcept;
+void release_writer() noexcept;
+
 // In a forked child: nothing of the parent's (rings, sink, handshake).
 void reset_after_fork() noexcept;
 

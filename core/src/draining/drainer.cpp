@@ -30,6 +30,8 @@ bool is_drop_mark(const char* name) noexcept {
 // The drainer's time slice (drainer_priority.h): short enough to preempt a
 // CPU hog as soon as a ring wakes it; a round rarely takes longer.
 constexpr uint64_t kDrainerSliceNs = 100'000;
+// How far ahead drain_ring() asks for ring slots (16 slots: 8 cache lines).
+constexpr uint64_t kPrefetchSlots = 16;
 using RingQueue = moodycamel::ConcurrentQueue<Ring*>;
 // Immortal: threads may register a ring while the process exits, after
 // function-local statics would have been destroyed.
@@ -65,6 +67,16 @@ Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t sess
     : config_(config), sink_(std::move(sink)), session_(session), clock_(clock), gpu_(config_) {
   events_.reserve(std::max<uint32_t>(config_.batch_events, 1024));
   ops_.config = config_.ops;
+  BatchWriter::Callbacks callbacks;
+  callbacks.flushed = [this](uint64_t ticket) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      flush_done_ = std::max(flush_done_, ticket);
+    }
+    flushed_.notify_all();
+  };
+  callbacks.io_drops = [this](const ThreadInfo& t, uint64_t io) { note_thread_drops(t, 0, io); };
+  writer_ = std::make_unique<BatchWriter>(config_, *sink_, std::move(callbacks));
 }
 
 Drainer::~Drainer() {
@@ -121,15 +133,16 @@ void Drainer::flush() {
 
 RecorderStats Drainer::stats() const {
   RecorderStats s;
-  s.events_written = events_written_.load(std::memory_order_relaxed);
+  const WriterCounters& w = writer_->counters();
+  s.events_written = w.events_written.load(std::memory_order_relaxed);
   s.dropped_ring = dropped_ring_.load(std::memory_order_relaxed);
-  s.dropped_io = dropped_io_.load(std::memory_order_relaxed);
-  s.batches = batches_.load(std::memory_order_relaxed);
+  s.dropped_io = w.dropped_io.load(std::memory_order_relaxed);
+  s.batches = w.batches.load(std::memory_order_relaxed);
   s.threads_seen = threads_seen_.load(std::memory_order_relaxed);
   s.rings_live = rings_live_.load(std::memory_order_relaxed);
   s.samples_taken = samples_taken_.load(std::memory_order_relaxed);
-  s.samples_written = samples_written_.load(std::memory_order_relaxed);
-  s.samples_lost = samples_lost_.load(std::memory_order_relaxed);
+  s.samples_written = w.samples_written.load(std::memory_order_relaxed);
+  s.samples_lost = samples_lost_.load(std::memory_order_relaxed) + w.samples_lost.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(drops_mutex_);
   s.thread_drops = thread_drops_;
   return s;
@@ -156,6 +169,10 @@ void Drainer::run() {
   // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
   guarded([&] { level_subscription_ = level::subscribe([this](Mode m) { on_level(m); }); });
   guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
+  // From here on the writer makes the sink calls. Without its thread, the
+  // drainer makes them itself, inline (BatchWriter::give).
+  if (!writer_->start())
+    std::fprintf(stderr, "ringprof: warning: could not start the writer thread; the drainer writes batches itself\n");
   {
     // The sink has begun and the crash handler knows it; start() waits for it.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -167,8 +184,9 @@ void Drainer::run() {
     // Sleep until a producer's ring passes its wake fill, a control call, or
     // the interval (which ages batches, polls triggers and the GPU), unless
     // there is work already (drainer_wake.h).
+    // A full writer wakes the drainer when it has room again.
     const uint32_t seq = drainer_wake::prepare_to_sleep();
-    if (control_pending() || rings_need_draining())
+    if (control_pending() || (!writer_->full() && rings_need_draining()))
       drainer_wake::cancel_sleep();
     else
       drainer_wake::sleep(seq, uint64_t{config_.drain_interval_ms} * 1000000ull);
@@ -179,45 +197,55 @@ void Drainer::run() {
       stopping = stop_requested_ || ops::drainer_should_stop();  // SIGTERM/SIGINT: finish like stop()
       flush_ticket = flush_requested_;
     }
-    const bool flushing = flush_ticket > flush_done_;
+    const bool flushing = flush_ticket > flush_sent_;
     guarded([&] {
       if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) discard_batch();
+      wait_for_writer_ = flushing;  // flush(): everything recorded so far, even past a full writer
+      take_back_counts();
       adopt_new_rings();
       sample_round(false);
-      const bool window_done = ops::drainer_round(ops_, *sink_, internal::monotonic_ns());
+      const bool window_done = ops::drainer_round(ops_, internal::monotonic_ns());
       drain_all();
       const uint64_t now = internal::monotonic_ns();
-      if (gpu_.poll(flushing, now)) emit_batch();
+      if (gpu_.poll(flushing, now)) emit_batch(flushing);
       const bool aged = !events_.empty() &&
                         now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
-      if (aged || flushing || window_done) emit_batch();
+      bool handed = true;
+      if (aged || flushing || window_done) handed = emit_batch(flushing);
       reclaim_rings(false);
       if (now - last_refine > 1000000000ull) {
         clock_.refine();
         ops::drainer_clock(clock_.calibration());
         last_refine = now;
       }
-      if (flushing || window_done) sink_->flush();
-      if (window_done) ops::drainer_after_write(ops_);
+      if (handed && (flushing || window_done)) {
+        // Behind the batch: the sink's flush, the windows' callbacks and
+        // the flush() callers' wakeup (a full writer: next round).
+        std::unique_ptr<WriteJob> job = writer_->take_job();
+        job->flush_sink = true;
+        job->window_callbacks.assign(ops_.completed, ops_.completed + ops_.n_completed);
+        ops_.n_completed = 0;
+        if (flushing) job->flush_ticket = flush_sent_ = flush_ticket;
+        writer_->give(std::move(job));
+      }
+      wait_for_writer_ = false;
     });
-    if (flushing) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      flush_done_ = flush_ticket;
-      flushed_.notify_all();
-    }
     if (stopping) break;
   }
   // Final pass: anything committed before stop() is in the rings now. Rings
   // are drained and their drops counted before the last batch is written, so
   // the counts in the files and in recorder_stats() agree.
   guarded([&] {
+    wait_for_writer_ = true;
+    take_back_counts();
     adopt_new_rings();
     drain_all();
     gpu_.poll(true, internal::monotonic_ns());
     sample_round(true);
     reclaim_rings(true);
-    emit_batch();
+    emit_batch(true);
   });
+  guarded([&] { writer_->stop(); });  // everything handed over is written
   if (level_subscription_) level::unsubscribe(level_subscription_);
   level_subscription_ = 0;
   guarded([&] { sink_->end_session(); });
@@ -291,7 +319,7 @@ void Drainer::drain_all() {
 
 bool Drainer::control_pending() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stop_requested_ || flush_requested_ > flush_done_;
+  return stop_requested_ || flush_requested_ > flush_sent_;
 }
 
 bool Drainer::rings_need_draining() const {
@@ -306,19 +334,17 @@ void Drainer::account_drops(ThreadState& t) {
   if (d != t.ring_dropped_seen) {
     t.info.dropped_ring += d - t.ring_dropped_seen;
     dropped_ring_.fetch_add(d - t.ring_dropped_seen, std::memory_order_relaxed);
-    note_thread_drops(t, d - t.ring_dropped_seen, 0);
+    note_thread_drops(t.info, d - t.ring_dropped_seen, 0);
     t.ring_dropped_seen = d;
   }
 }
 
-void Drainer::note_thread_drops(ThreadState& t, uint64_t ring, uint64_t io) {
+void Drainer::note_thread_drops(const ThreadInfo& t, uint64_t ring, uint64_t io) {
   std::lock_guard<std::mutex> lock(drops_mutex_);
-  if (t.drops_slot < 0) {
-    t.drops_slot = static_cast<int>(thread_drops_.size());
-    thread_drops_.push_back(ThreadDrops{t.info.tid, {}, 0, 0});
-  }
-  ThreadDrops& d = thread_drops_[static_cast<size_t>(t.drops_slot)];
-  d.name = t.info.name;
+  auto [slot, added] = drops_slot_.try_emplace(t.index, thread_drops_.size());
+  if (added) thread_drops_.push_back(ThreadDrops{t.tid, {}, 0, 0});
+  ThreadDrops& d = thread_drops_[slot->second];
+  d.name = t.name;
   d.dropped_ring += ring;
   d.dropped_io += io;
 }
@@ -332,7 +358,8 @@ void Drainer::drain_ring(ThreadState& t) {
   for (;;) {
     const uint64_t ready = std::min(r->readable(), budget);
     if (ready == 0) return;
-    if (events_.size() >= cap) emit_batch();
+    // A full writer: leave the rest in the ring (it may drop, and count).
+    if (events_.size() >= cap && !emit_batch(wait_for_writer_)) return;
     if (events_.empty()) batch_started_mono_ = internal::monotonic_ns();
     if (runs_.empty() || runs_.back().thread_index != t.info.index) {
       runs_.push_back(EventRun{t.info.index, static_cast<uint32_t>(events_.size()), 0});
@@ -341,6 +368,9 @@ void Drainer::drain_ring(ThreadState& t) {
     t.in_batch = true;
     uint64_t i = 0;
     while (i < ready && events_.size() < cap) {
+      // The slots were written on the producer's core: ask for them well
+      // ahead (most of this loop's time is waiting for those cache lines).
+      if (i + kPrefetchSlots < ready) __builtin_prefetch(&r->peek(i + kPrefetchSlots));
       const Event& e = r->peek(i);
       const uint64_t extra = e.ref == NameRef::Inline ? continuation_slots(e.extra) : 0;
       if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
@@ -413,73 +443,106 @@ void Drainer::discard_batch() {
   for (auto& [index, t] : threads_) t.in_batch = false;
 }
 
-void Drainer::emit_batch() {
+void Drainer::wait_for_writer() {
+  // The writer wakes the drainer (drainer_wake) once it has room.
+  while (writer_->full()) {
+    const uint32_t seq = drainer_wake::prepare_to_sleep();
+    if (!writer_->full()) {
+      drainer_wake::cancel_sleep();
+      return;
+    }
+    drainer_wake::sleep(seq, 10'000'000ull);
+  }
+}
+
+bool Drainer::emit_batch(bool wait) {
   // A crash flush in progress takes this batch; never write it beside it.
-  if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) return discard_batch();
+  if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) {
+    discard_batch();
+    return true;
+  }
   batch_threads_.clear();
   for (auto& [index, t] : threads_) {
     if (t.in_batch || t.info.dropped_ring || t.info.dropped_io || t.info.samples_lost)
       batch_threads_.push_back(t.info);
   }
-  if (events_.empty() && batch_threads_.empty() && !gpu_.has_pending()) return;
+  if (events_.empty() && batch_threads_.empty() && !gpu_.has_pending()) return true;
+  if (writer_->full()) {
+    if (!wait) return false;
+    wait_for_writer();
+  }
   std::sort(batch_threads_.begin(), batch_threads_.end(),
             [](const ThreadInfo& a, const ThreadInfo& b) { return a.index < b.index; });
-  Batch b;
-  b.sequence = sequence_++;
-  b.events = events_;
-  b.runs = runs_;
-  b.threads = batch_threads_;
-  b.locations = locations_.all();
-  b.stacks = stacks_.all();
-  b.modules = modules_.all();
-  b.sampler = sampler_ ? &sampler_->state() : nullptr;
-  b.first_ns = events_.empty() ? 0 : batch_first_ns_;
-  b.last_ns = events_.empty() ? 0 : batch_last_ns_;
-  gpu_.attach(b);
-  bool ok = false;
-  try {
-    ok = sink_->write(b);
-  } catch (...) {
-    ok = false;  // a throwing sink loses the batch, which is counted below
-  }
-  if (ok) {
-    events_written_.fetch_add(events_.size() - samples_in_batch_ - drop_marks_in_batch_, std::memory_order_relaxed);
-    samples_written_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
-    for (const ThreadInfo& reported : batch_threads_) {
-      ThreadState& t = threads_[reported.index];
-      t.info.dropped_ring -= reported.dropped_ring;
-      t.info.dropped_io -= reported.dropped_io;
-      t.info.samples_lost -= reported.samples_lost;
-    }
-  } else {
-    // The batch is gone: its events count as dropped and its samples as
-    // lost, reported with a later batch.
-    dropped_io_.fetch_add(events_.size() - samples_in_batch_ - drop_marks_in_batch_, std::memory_order_relaxed);
-    samples_lost_.fetch_add(samples_in_batch_, std::memory_order_relaxed);
-    for (const EventRun& run : runs_) {
-      ThreadState& thread = threads_[run.thread_index];
-      ThreadInfo& info = thread.info;
-      const uint64_t io_before = info.dropped_io;
-      for (uint32_t i = run.begin; i < run.begin + run.count; ++i) {
-        const Event& e = events_[i];
-        if (e.kind == EventKind::Sample)
-          ++info.samples_lost;
-        else if (!(e.kind == EventKind::Mark && e.ref == NameRef::StaticString &&
-                   is_drop_mark(reinterpret_cast<const char*>(e.p0))))
-          ++info.dropped_io;
-      }
-      if (info.dropped_io != io_before) note_thread_drops(thread, 0, info.dropped_io - io_before);
+  std::unique_ptr<WriteJob> job = writer_->take_job();
+  WriteJob& j = *job;
+  j.has_batch = true;
+  j.sequence = sequence_++;
+  j.events.swap(events_);  // the job's emptied vector (capacity kept) becomes the next batch's
+  j.runs.swap(runs_);
+  j.threads = batch_threads_;
+  const std::vector<Location>& locations = locations_.all();
+  j.new_locations.assign(locations.begin() + static_cast<ptrdiff_t>(locations_sent_), locations.end());
+  locations_sent_ = locations.size();
+  const auto stacks = stacks_.all();
+  j.new_stacks.assign(stacks.begin() + static_cast<ptrdiff_t>(stacks_sent_), stacks.end());
+  stacks_sent_ = stacks.size();
+  const auto modules = modules_.all();
+  j.new_modules.assign(modules.begin() + static_cast<ptrdiff_t>(modules_sent_), modules.end());
+  modules_sent_ = modules.size();
+  if (sampler_) j.sampler = sampler_->state();
+  j.first_ns = j.events.empty() ? 0 : batch_first_ns_;
+  j.last_ns = j.events.empty() ? 0 : batch_last_ns_;
+  GpuRecords& gpu = gpu_.records();
+  if (gpu_.active() || !gpu.pending().empty() || !gpu.devices().empty()) {
+    j.gpu = gpu.pending();
+    j.new_gpu_names.assign(gpu.names().begin() + static_cast<ptrdiff_t>(gpu_names_sent_), gpu.names().end());
+    gpu_names_sent_ = gpu.names().size();
+    j.gpu_devices = gpu.devices();
+    j.gpu_stats = gpu.stats();
+    if (gpu.first_ns() != ~0ull) {  // records with a time of their own
+      j.first_ns = j.first_ns == 0 ? gpu.first_ns() : std::min(j.first_ns, gpu.first_ns());
+      j.last_ns = std::max(j.last_ns, gpu.last_ns());
     }
   }
-  samples_in_batch_ = 0;
-  drop_marks_in_batch_ = 0;
-  batches_.fetch_add(1, std::memory_order_relaxed);
+  j.samples = samples_in_batch_;
+  j.drop_marks = drop_marks_in_batch_;
+  // The counts go out with this batch; a batch the sink loses gives them
+  // back (take_back_counts).
+  for (const ThreadInfo& reported : batch_threads_) {
+    ThreadState& t = threads_[reported.index];
+    t.info.dropped_ring -= reported.dropped_ring;
+    t.info.dropped_io -= reported.dropped_io;
+    t.info.samples_lost -= reported.samples_lost;
+  }
   gpu_.written();
-  for (auto& [index, t] : threads_) t.in_batch = false;
+  writer_->give(std::move(job));
   events_.clear();
   runs_.clear();
+  const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
+  if (events_.capacity() < cap) events_.reserve(cap);
+  samples_in_batch_ = 0;
+  drop_marks_in_batch_ = 0;
+  for (auto& [index, t] : threads_) t.in_batch = false;
   batch_first_ns_ = ~0ull;
   batch_last_ns_ = 0;
+  return true;
+}
+
+void Drainer::take_back_counts() {
+  for (ThreadInfo& back : writer_->take_returned_counts()) {
+    auto it = threads_.find(back.index);
+    if (it == threads_.end()) {
+      // The thread ended and was forgotten meanwhile: keep its counts (and
+      // its name) until a batch carries them.
+      ThreadState& t = threads_[back.index];
+      t.info = back;
+      continue;
+    }
+    ThreadInfo& info = it->second.info;
+    info.dropped_ring += back.dropped_ring;
+    info.dropped_io += back.dropped_io;
+    info.samples_lost += back.samples_lost;
+  }
 }
 
 void Drainer::reclaim_rings(bool all) {
@@ -489,7 +552,11 @@ void Drainer::reclaim_rings(bool all) {
     // setting the flag, so one more drain and drop count after seeing it
     // (acquire) leave nothing behind.
     if (t.ring && (all || t.ring->retired())) {
+      // Its last events: past a full writer too, as the ring goes now.
+      const bool was = wait_for_writer_;
+      wait_for_writer_ = true;
       drain_ring(t);
+      wait_for_writer_ = was;
       account_drops(t);
       Ring::release(t.ring);
       t.ring = nullptr;

@@ -1,15 +1,17 @@
 // The drainer: one background thread per process that empties every ring,
-// names events, converts timestamps and hands batches to the sink.
+// names events, converts timestamps and hands batches to the writer thread,
+// which makes the sink calls (batch_writer.h).
 //
 // It is the only consumer of every ring. It sleeps between rounds until a
 // producer's ring passes its wake fill (ring_drain_percent of the ring), a
 // flush() or stop(), or drain_interval_ms, whichever comes first
 // (drainer_wake.h); it goes round again at once while some ring is still past
 // its wake fill. Each round copies whatever is ready into the current batch
-// and frees the slots at once, and hands the batch to the sink when it holds
-// batch_events events, when its oldest event has waited flush_interval_ms, or
-// on flush() and stop(). It never blocks a recording thread: producers never
-// wait for it.
+// and frees the slots at once, and hands the batch to the writer when it
+// holds batch_events events, when its oldest event has waited
+// flush_interval_ms, or on flush() and stop(); encoding, compression and
+// file writes happen there, so reading the rings never waits behind them. It
+// never blocks a recording thread: producers never wait for it.
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "draining/batch_writer.h"
 #include "recording/clock.h"
 #include "gpu/gpu_collector.h"
 #include "draining/location_registry.h"
@@ -66,7 +69,6 @@ class Drainer : private sampler::SampleVisitor {
     bool sampled = false;  // the sampler covers this thread (it is alive)
     uint64_t first_seen_ns = 0;    // sampler-only threads: when the sampler found it
     uint64_t name_checked_ns = 0;  // sampler-only threads: when comm was last read
-    int drops_slot = -1;           // its entry in thread_drops_, once it lost events
   };
 
   void run();
@@ -74,13 +76,18 @@ class Drainer : private sampler::SampleVisitor {
   void guarded(F&& f) noexcept;
   void adopt_new_rings();
   void drain_all();
-  bool control_pending();             // stop() or flush() waits for a round
+  bool control_pending();             // stop() or flush() waits for a round not yet done
   bool rings_need_draining() const;   // a ring past its wake fill, or a new ring
   void drain_ring(ThreadState& t);
   void account_drops(ThreadState& t);
-  // Adds to the thread's entry in thread_drops_ (recorder_stats()).
-  void note_thread_drops(ThreadState& t, uint64_t ring, uint64_t io);
-  void emit_batch();
+  // Adds to the thread's entry in thread_drops_ (recorder_stats()); any thread.
+  void note_thread_drops(const ThreadInfo& t, uint64_t ring, uint64_t io);
+  // Hands the batch to the writer. False, with the batch kept, when the
+  // writer is full; with `wait` (flush, stop), waits for it instead.
+  bool emit_batch(bool wait = false);
+  void wait_for_writer();
+  // Drop counts of batches the sink lost, to report again with a later one.
+  void take_back_counts();
   void discard_batch();  // a crash flush stored it already
   void reclaim_rings(bool all);
   SessionInfo session_info() const;
@@ -130,24 +137,27 @@ class Drainer : private sampler::SampleVisitor {
   std::condition_variable flushed_;
   bool stop_requested_ = false;
   uint64_t flush_requested_ = 0;
-  uint64_t flush_done_ = 0;
+  uint64_t flush_done_ = 0;  // set by the writer once the sink has the flush
+  uint64_t flush_sent_ = 0;  // drainer thread: the last ticket handed to the writer
   bool finished_ = false;
   bool sink_ready_ = false;  // begin_session() has returned
   bool warned_exception_ = false;
 
-  std::atomic<uint64_t> events_written_{0};
   std::atomic<uint64_t> dropped_ring_{0};
-  std::atomic<uint64_t> dropped_io_{0};
-  std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> threads_seen_{0};
   std::atomic<uint64_t> rings_live_{0};
 
   GpuCollector gpu_;  // GPU activity (CUPTI) for the batches; last, so it starts after the rest is set up
   std::atomic<uint64_t> samples_taken_{0};
-  std::atomic<uint64_t> samples_written_{0};
-  std::atomic<uint64_t> samples_lost_{0};
-  mutable std::mutex drops_mutex_;       // thread_drops_: written by the drainer, read by stats()
+  std::atomic<uint64_t> samples_lost_{0};  // by the sampler and the stack table (the writer counts its own)
+  mutable std::mutex drops_mutex_;       // thread_drops_: written by the drainer and the writer, read by stats()
   std::vector<ThreadDrops> thread_drops_;
+  std::unordered_map<uint32_t, size_t> drops_slot_;  // thread index → its entry in thread_drops_
+
+  // What the writer has of the append-only tables (emit_batch sends the rest).
+  size_t locations_sent_ = 0, stacks_sent_ = 0, modules_sent_ = 0, gpu_names_sent_ = 0;
+  bool wait_for_writer_ = false;  // this round must not leave events behind (flush, stop)
+  std::unique_ptr<BatchWriter> writer_;  // last: its thread stops before the rest goes
 };
 
 // The queue through which a thread's new ring reaches the drainer.

@@ -37,7 +37,7 @@ void Drainer::on_level(Mode m) {
   if (hz == sampler_->state().hz) return;
   // The samples taken at the old rate go out in a batch that states it.
   sampler_->collect(*this);
-  emit_batch();
+  emit_batch(true);
   sampler_->set_hz(hz);
 }
 
@@ -113,7 +113,7 @@ void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> 
     return;
   }
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
-  if (events_.size() >= cap) emit_batch();
+  if (events_.size() >= cap) emit_batch(wait_for_writer_);  // a full writer: this batch grows past cap
   if (events_.empty()) batch_started_mono_ = internal::monotonic_ns();
   if (runs_.empty() || runs_.back().thread_index != t.info.index)
     runs_.push_back(EventRun{t.info.index, static_cast<uint32_t>(events_.size()), 0});

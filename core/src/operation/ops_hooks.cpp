@@ -80,15 +80,15 @@ void drainer_begin(DrainerOps& ops, Sink& sink, uint32_t session, const ClockCal
   level::notify_if_changed(&ops.mode_version_seen);
 }
 
-bool drainer_round(DrainerOps& ops, Sink& sink, uint64_t now_ns) {
-  if (ops.config.trigger_poll_ms != 0 && now_ns >= ops.next_poll_ns) {
-    ops.next_poll_ns = now_ns + uint64_t{ops.config.trigger_poll_ms} * 1000000ull;
-    TriggerRequest request;
-    if (sink.poll_trigger(&request)) {
-      const uint64_t id = request_window(request.steps, request.duration_ns);
-      sink.acknowledge_trigger(id);
-    }
+void poll_trigger(Sink& sink) {
+  TriggerRequest request;
+  if (sink.poll_trigger(&request)) {
+    const uint64_t id = request_window(request.steps, request.duration_ns);
+    sink.acknowledge_trigger(id);
   }
+}
+
+bool drainer_round(DrainerOps& ops, uint64_t now_ns) {
   windows::check_deadlines(now_ns);
   level::notify_if_changed(&ops.mode_version_seen);
   ops.n_completed += windows::take_completed(ops.completed + ops.n_completed, 64 - ops.n_completed);

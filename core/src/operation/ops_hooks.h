@@ -31,19 +31,21 @@ void fork_child_policy() noexcept;
 struct DrainerOps {
   OpsConfig config;
   uint64_t mode_version_seen = ~0ull;
-  uint64_t next_poll_ns = 0;
   uint64_t completed[64] = {};
   size_t n_completed = 0;
 };
 // After begin_session: publishes the sink and clock for the crash handler,
 // tells subscribers the starting level.
 void drainer_begin(DrainerOps& ops, Sink& sink, uint32_t session, const ClockCalibration& clock);
-// Each round, before the rings are drained: trigger requests, time-bounded
-// windows, level subscribers. True when the batch should be written this
-// round (a window completed: its callbacks wait for its events to be written).
-bool drainer_round(DrainerOps& ops, Sink& sink, uint64_t now_ns);
-// After the round's batch was written: the window-complete callbacks.
+// Each round, before the rings are drained: time-bounded windows, level
+// subscribers. True when the batch should be written this round (a window
+// completed: its callbacks, ops.completed, wait for its events to be written).
+bool drainer_round(DrainerOps& ops, uint64_t now_ns);
+// Runs the window-complete callbacks still in ops.completed.
 void drainer_after_write(DrainerOps& ops);
+// On the writer thread (the sink's thread), every OpsConfig::trigger_poll_ms:
+// a trigger request that arrived opens its window and is acknowledged.
+void poll_trigger(Sink& sink);
 // True once SIGTERM/SIGINT arrived: the drainer finishes like stop().
 bool drainer_should_stop() noexcept;
 // The clock mapping changed (refine()).

@@ -1,0 +1,253 @@
+#include "draining/batch_writer.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "crash/crash_state.h"
+#include "draining/drainer_wake.h"
+#include "operation/level_windows.h"
+#include "operation/ops_hooks.h"
+#include "recording/clock.h"
+#include "ringprof/ringprof.h"
+
+namespace ringprof {
+
+namespace {
+// How long the writer waits for a job before it looks at the trigger inbox
+// and the crash handshake again, when no trigger poll is due sooner.
+constexpr int64_t kIdleWaitUs = 100'000;
+
+bool is_drop_mark(const Event& e) noexcept {
+  if (e.kind != EventKind::Mark || e.ref != NameRef::StaticString) return false;
+  const char* name = reinterpret_cast<const char*>(e.p0);
+  return std::strcmp(name, kMarkDropsBegin) == 0 || std::strcmp(name, kMarkDropsEnd) == 0;
+}
+}  // namespace
+
+void WriteJob::clear() {
+  has_batch = false;
+  sequence = 0;
+  events.clear();
+  runs.clear();
+  threads.clear();
+  new_locations.clear();
+  new_stacks.clear();
+  new_modules.clear();
+  new_gpu_names.clear();
+  sampler.reset();
+  gpu.clear();
+  gpu_devices.clear();
+  gpu_stats.reset();
+  first_ns = last_ns = 0;
+  samples = drop_marks = 0;
+  flush_sink = false;
+  window_callbacks.clear();
+  flush_ticket = 0;
+  stop = false;
+}
+
+BatchWriter::BatchWriter(const Config& config, Sink& sink, Callbacks callbacks)
+    : config_(config), sink_(sink), callbacks_(std::move(callbacks)) {}
+
+BatchWriter::~BatchWriter() {
+  if (thread_.joinable()) stop();
+  WriteJob* j = nullptr;
+  while (queue_.try_dequeue(j)) delete j;
+  while (free_.try_dequeue(j)) delete j;
+}
+
+bool BatchWriter::start() {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return false;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return true;
+}
+
+void BatchWriter::stop() {
+  if (!thread_.joinable()) return;
+  auto job = take_job();
+  job->stop = true;
+  give(std::move(job));
+  thread_.join();
+}
+
+std::unique_ptr<WriteJob> BatchWriter::take_job() {
+  WriteJob* j = nullptr;
+  if (free_.try_dequeue(j)) return std::unique_ptr<WriteJob>(j);
+  return std::make_unique<WriteJob>();
+}
+
+bool BatchWriter::full() noexcept {
+  if (batches_in_flight_.load(std::memory_order_acquire) < kMaxBatchesInFlight) return false;
+  drainer_waits_.store(true, std::memory_order_seq_cst);
+  // The writer may have finished one between the two loads and not seen the flag.
+  return batches_in_flight_.load(std::memory_order_seq_cst) >= kMaxBatchesInFlight;
+}
+
+void BatchWriter::give(std::unique_ptr<WriteJob> job) {
+  if (!thread_.joinable()) {
+    // No writer thread (it could not be created, or has stopped): the
+    // drainer writes the job itself, as the only thread on the sink.
+    if (job->stop) return;
+    if (job->has_batch) batches_in_flight_.fetch_add(1, std::memory_order_acq_rel);  // process() counts it out
+    while (!crash::writer_begin_work()) crash::writer_wait_while_held();
+    try {
+      poll_trigger(internal::monotonic_ns());
+      process(*job);
+    } catch (...) {
+    }
+    crash::writer_end_work();
+    job->clear();
+    WriteJob* raw = job.release();
+    if (!free_.enqueue(raw)) delete raw;
+    return;
+  }
+  if (job->has_batch) batches_in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  crash::writer_backlog_add(1);
+  WriteJob* raw = job.release();
+  if (!queue_.enqueue(raw)) {
+    // Out of memory for a queue node: the job is lost like a failed write.
+    crash::writer_backlog_add(-1);
+    if (raw->has_batch) {
+      batches_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+      counters_.dropped_io.fetch_add(raw->events.size() - raw->samples - raw->drop_marks, std::memory_order_relaxed);
+    }
+    if (raw->flush_ticket && callbacks_.flushed) callbacks_.flushed(raw->flush_ticket);
+    delete raw;
+  }
+}
+
+std::vector<ThreadInfo> BatchWriter::take_returned_counts() {
+  std::lock_guard<std::mutex> lock(returned_mutex_);
+  std::vector<ThreadInfo> out;
+  out.swap(returned_);
+  return out;
+}
+
+void BatchWriter::run() {
+  prctl(PR_SET_NAME, "ringprof-write", 0, 0, 0);
+  internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
+  crash::publish_writer(static_cast<pid_t>(syscall(SYS_gettid)));
+  for (;;) {
+    WriteJob* raw = nullptr;
+    if (!queue_.try_dequeue(raw)) {
+      int64_t wait_us = kIdleWaitUs;
+      if (config_.ops.trigger_poll_ms != 0) {
+        const uint64_t now = internal::monotonic_ns();
+        const int64_t until_poll = next_poll_ns_ > now ? static_cast<int64_t>((next_poll_ns_ - now) / 1000) : 0;
+        wait_us = std::min(wait_us, until_poll);
+      }
+      if (wait_us <= 0 || !queue_.wait_dequeue_timed(raw, wait_us)) raw = nullptr;
+    }
+    std::unique_ptr<WriteJob> job(raw);
+    // The crash handler holds the sink: wait until it lets go (it only does
+    // when an earlier handler recovered from the signal).
+    while (!crash::writer_begin_work()) crash::writer_wait_while_held();
+    try {
+      poll_trigger(internal::monotonic_ns());
+      if (job) process(*job);
+    } catch (...) {
+      // A throwing user sink: the job's batch was counted as lost in write_batch.
+    }
+    if (job) crash::writer_backlog_add(-1);
+    crash::writer_end_work();
+    if (!job) continue;
+    const bool stop = job->stop;
+    job->clear();
+    if (!free_.enqueue(job.get())) continue;  // unique_ptr frees it
+    job.release();
+    if (stop) break;
+  }
+  crash::publish_writer(0);
+}
+
+void BatchWriter::poll_trigger(uint64_t now_ns) {
+  if (config_.ops.trigger_poll_ms == 0 || now_ns < next_poll_ns_) return;
+  next_poll_ns_ = now_ns + uint64_t{config_.ops.trigger_poll_ms} * 1000000ull;
+  ops::poll_trigger(sink_);
+}
+
+void BatchWriter::process(WriteJob& job) {
+  if (job.has_batch) {
+    write_batch(job);
+    batches_in_flight_.fetch_sub(1, std::memory_order_seq_cst);
+    if (drainer_waits_.exchange(false, std::memory_order_seq_cst)) drainer_wake::wake();
+  }
+  if (job.flush_sink) sink_.flush();
+  for (uint64_t id : job.window_callbacks) windows::run_callbacks(id);
+  if (job.flush_ticket && callbacks_.flushed) callbacks_.flushed(job.flush_ticket);
+}
+
+void BatchWriter::write_batch(WriteJob& job) {
+  locations_.insert(locations_.end(), job.new_locations.begin(), job.new_locations.end());
+  for (StackTrace& s : job.new_stacks) stacks_.push_back(std::move(s));
+  modules_.insert(modules_.end(), job.new_modules.begin(), job.new_modules.end());
+  for (std::string& n : job.new_gpu_names) gpu_names_.push_back(std::move(n));
+  Batch b;
+  b.sequence = job.sequence;
+  b.events = job.events;
+  b.runs = job.runs;
+  b.threads = job.threads;
+  b.locations = locations_;
+  b.stacks = stacks_;
+  b.modules = modules_;
+  b.sampler = job.sampler ? &*job.sampler : nullptr;
+  if (job.gpu_stats) {  // a GPU source runs (or ran) in this session
+    b.gpu = job.gpu;
+    b.gpu_names = gpu_names_;
+    b.gpu_devices = job.gpu_devices;
+    b.gpu_stats = &*job.gpu_stats;
+  }
+  b.first_ns = job.first_ns;
+  b.last_ns = job.last_ns;
+  bool ok = false;
+  try {
+    ok = sink_.write(b);
+  } catch (...) {
+    ok = false;  // a throwing sink loses the batch, which is counted below
+  }
+  counters_.batches.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t app_events = job.events.size() - job.samples - job.drop_marks;
+  if (ok) {
+    counters_.events_written.fetch_add(app_events, std::memory_order_relaxed);
+    counters_.samples_written.fetch_add(job.samples, std::memory_order_relaxed);
+    return;
+  }
+  // The batch is gone: its events count as dropped and its samples as lost;
+  // the drainer reports them, and the counts this batch carried, again with
+  // a later batch.
+  counters_.dropped_io.fetch_add(app_events, std::memory_order_relaxed);
+  counters_.samples_lost.fetch_add(job.samples, std::memory_order_relaxed);
+  std::vector<ThreadInfo> back = job.threads;  // every thread the runs name is there
+  for (const EventRun& run : job.runs) {
+    ThreadInfo* info = nullptr;
+    for (ThreadInfo& t : back)
+      if (t.index == run.thread_index) info = &t;
+    if (!info) continue;
+    uint64_t io = 0;
+    for (uint32_t i = run.begin; i < run.begin + run.count; ++i) {
+      const Event& e = job.events[i];
+      if (e.kind == EventKind::Sample) ++info->samples_lost;
+      else if (!is_drop_mark(e)) ++io;
+    }
+    info->dropped_io += io;
+    if (io && callbacks_.io_drops) callbacks_.io_drops(*info, io);
+  }
+  std::lock_guard<std::mutex> lock(returned_mutex_);
+  for (ThreadInfo& t : back)
+    if (t.dropped_ring || t.dropped_io || t.samples_lost) returned_.push_back(std::move(t));
+}
+
+}  // namespace ringprof

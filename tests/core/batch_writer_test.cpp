@@ -1,0 +1,141 @@
+// The writer thread (draining/batch_writer.h): the sink's write runs there,
+// so the drainer goes on reading rings while a write is stuck; a writer that
+// stays stuck fills its queue and the rings then drop, counted exactly; the
+// trigger polls and flush() ride on the same thread.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "draining/batch_writer.h"
+#include "ringprof/ringprof.h"
+#include "support/capture_sink.h"
+
+using namespace ringprof;
+using ringprof::test::CaptureSink;
+
+namespace {
+
+// A capturing sink whose write() waits, while `blocked`, until released; it
+// notes which thread writes.
+class GateSink : public CaptureSink {
+ public:
+  bool write(const Batch& b) override {
+    {
+      std::unique_lock<std::mutex> lock(gate_mutex_);
+      writer_thread = std::this_thread::get_id();
+      ++writes_started;
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return !blocked; });
+    }
+    return CaptureSink::write(b);
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(gate_mutex_);
+    blocked = false;
+    changed_.notify_all();
+  }
+  bool wait_for_writes(int n, std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(gate_mutex_);
+    return changed_.wait_for(lock, limit, [&] { return writes_started >= n; });
+  }
+
+  bool blocked = true;
+  int writes_started = 0;
+  std::thread::id writer_thread;
+
+ private:
+  std::mutex gate_mutex_;
+  std::condition_variable changed_;
+};
+
+Config small_config() {
+  Config c;
+  c.drain_interval_ms = 2;
+  c.flush_interval_ms = 1;
+  c.sample_hz = 0;
+  c.ring_bytes = 4096 * sizeof(Event);  // 4096 slots
+  c.batch_events = 1024;
+  return c;
+}
+
+// Waits until the drainer has read everything in this thread's ring.
+bool ring_read_within(std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  const Ring* r = internal::t_slot.ring;
+  while (r->readable() != 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+void record_zones(int n) {
+  for (int i = 0; i < n; ++i) {
+    RINGPROF_ZONE("w");
+  }
+}
+
+}  // namespace
+
+TEST(BatchWriter, RingsAreReadWhileTheSinkIsStuckInAWrite) {
+  auto sink = std::make_shared<GateSink>();
+  Config c = small_config();
+  c.ring_bytes = 16384 * sizeof(Event);
+  c.batch_events = 4096;
+  c.flush_interval_ms = 60000;  // batches close when full, not by age
+  ASSERT_TRUE(start(c, sink));
+  record_zones(2100);  // one full batch, whose write then hangs
+  ASSERT_TRUE(sink->wait_for_writes(1, std::chrono::seconds(30)));
+  // Two more rounds, each most of a ring, while that write still hangs
+  // (all of it fits in the writer's queue): the drainer reads each.
+  for (int round = 0; round < 2; ++round) {
+    record_zones(3000);
+    EXPECT_TRUE(ring_read_within(std::chrono::seconds(30))) << "round " << round;
+  }
+  EXPECT_EQ(internal::t_slot.ring->dropped(), 0u);
+  EXPECT_EQ(sink->writes_started, 1);  // still stuck in the first
+  EXPECT_NE(sink->writer_thread, std::this_thread::get_id());
+  sink->release();
+  stop();
+  const RecorderStats s = recorder_stats();
+  EXPECT_EQ(s.events_written, 2u * (2100 + 2 * 3000));
+  EXPECT_EQ(s.dropped_ring, 0u);
+}
+
+TEST(BatchWriter, AWriterThatStaysStuckMakesTheRingsDropAndEveryEventIsCounted) {
+  auto sink = std::make_shared<GateSink>();
+  ASSERT_TRUE(start(small_config(), sink));
+  constexpr int kZones = 100000;  // far more than the writer's queue and the ring hold
+  record_zones(kZones);
+  EXPECT_GT(internal::t_slot.ring->dropped(), 0u);
+  const uint32_t me = internal::t_slot.ring->thread_index;
+  sink->release();
+  stop();
+  const RecorderStats s = recorder_stats();
+  EXPECT_EQ(s.events_written + s.dropped_ring + s.dropped_io, 2u * kZones);
+  EXPECT_GT(s.dropped_ring, 0u);
+  EXPECT_EQ(s.dropped_io, 0u);
+  // What was written reached the sink, and it says what was dropped.
+  EXPECT_EQ(sink->count_for(me), s.events_written);
+  uint64_t reported = 0;
+  for (const auto& [index, t] : sink->threads) reported += t.dropped_ring;
+  EXPECT_EQ(reported, s.dropped_ring);
+}
+
+TEST(BatchWriter, FlushReturnsOnceTheSinkHasEverything) {
+  auto sink = std::make_shared<GateSink>();
+  sink->blocked = false;
+  ASSERT_TRUE(start(small_config(), sink));
+  record_zones(1000);
+  flush();
+  EXPECT_EQ(recorder_stats().events_written, 2000u);
+  {
+    std::lock_guard<std::mutex> lock(sink->mutex_);
+    EXPECT_EQ(sink->events.size(), 2000u);
+  }
+  stop();
+}
