@@ -15,6 +15,8 @@
 //   dropped_pct      events lost on full rings ÷ events recorded, in %
 //   drainer_cpu_pct  the drainer thread's CPU time ÷ wall time, in % of a core
 //   drainer_ns_ev    the drainer's CPU time per event written, in ns
+//   writer_cpu_pct   the same for the writer thread (encoding, zstd, files)
+//   writer_ns_ev
 // The case fails itself when written + dropped differs from recorded: every
 // event is either in the files or counted.
 #include <benchmark/benchmark.h>
@@ -46,14 +48,15 @@ double seconds_per_case() {
   return v > 0 ? v : 1.0;
 }
 
-// The drainer's CPU time so far (ns), from /proc: the thread is named
-// "ringprof-drain". 0 when it cannot be found.
-uint64_t drainer_cpu_ns() {
+// A ringprof thread's CPU time so far (ns), from /proc, by its name
+// ("ringprof-drain" reads the rings, "ringprof-write" encodes and writes).
+// 0 when it cannot be found.
+uint64_t thread_cpu_ns(const std::string& thread_name) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
     std::getline(comm, name);
-    if (name != "ringprof-drain") continue;
+    if (name != thread_name) continue;
     std::ifstream stat(task.path() / "schedstat");  // on-CPU ns, wait ns, slices
     uint64_t on_cpu = 0;
     stat >> on_cpu;
@@ -97,13 +100,14 @@ void BM_SustainedRate(benchmark::State& state) {
       return;
     }
     std::atomic<uint64_t> recorded{0};
-    const uint64_t cpu0 = drainer_cpu_ns();
+    const uint64_t cpu0 = thread_cpu_ns("ringprof-drain"), wcpu0 = thread_cpu_ns("ringprof-write");
     const uint64_t t0 = now_ns();
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) workers.emplace_back([&] { recorded += paced_zones(rate, ns); });
     for (auto& w : workers) w.join();
     const uint64_t wall = now_ns() - t0;
-    const uint64_t cpu = drainer_cpu_ns() - cpu0;
+    const uint64_t cpu = thread_cpu_ns("ringprof-drain") - cpu0;
+    const uint64_t wcpu = thread_cpu_ns("ringprof-write") - wcpu0;
     ringprof::stop();
     const ringprof::RecorderStats st = ringprof::recorder_stats();
     std::filesystem::remove_all(dir);
@@ -119,6 +123,9 @@ void BM_SustainedRate(benchmark::State& state) {
     state.counters["drainer_cpu_pct"] = 100.0 * static_cast<double>(cpu) / static_cast<double>(wall);
     state.counters["drainer_ns_ev"] =
         st.events_written ? static_cast<double>(cpu) / static_cast<double>(st.events_written) : 0.0;
+    state.counters["writer_cpu_pct"] = 100.0 * static_cast<double>(wcpu) / static_cast<double>(wall);
+    state.counters["writer_ns_ev"] =
+        st.events_written ? static_cast<double>(wcpu) / static_cast<double>(st.events_written) : 0.0;
     ringprof::bench::report_figure("dropped at " + std::to_string(state.range(0)) + " M/s x " +
                                        std::to_string(threads) + " thread(s)",
                                    dropped_pct, "%");

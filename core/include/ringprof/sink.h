@@ -2,9 +2,10 @@
 //
 // The core knows nothing of files, compression or encodings. Its drainer
 // thread collects events from the rings, resolves names into process-wide
-// location ids, converts timestamps to CLOCK_MONOTONIC nanoseconds and passes a
-// Batch to a Sink. Every Sink call happens on the drainer thread, one at a
-// time, so a sink needs no locking of its own for these calls. Everything a
+// location ids, converts timestamps to CLOCK_MONOTONIC nanoseconds and hands
+// each full Batch to its writer thread, which passes it to a Sink (so reading
+// the rings never waits for a write). Sink calls happen one at a time (see
+// class Sink), so a sink needs no locking of its own for them. Everything a
 // Batch points to stays valid only for the duration of the call.
 #pragma once
 
@@ -150,6 +151,9 @@ struct TriggerRequest {
   uint64_t duration_ns = 0;  // close after this long (0: not by time)
 };
 
+// Where drained batches go. begin_session() and end_session() are called on
+// the drainer thread, everything between them on the writer thread
+// ("ringprof-write"); write_crash() is the one exception (see there).
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -167,14 +171,15 @@ class Sink {
 
   // ---- optional: operations (ringprof/ops.h) ----
 
-  // Asked on the drainer thread about every OpsConfig::trigger_poll_ms: a
+  // Asked on the writer thread about every OpsConfig::trigger_poll_ms: a
   // trigger request that arrived (the rolling-file sink reads a control file
   // in its directory). At most one per call.
   virtual bool poll_trigger(TriggerRequest*) { return false; }
   // The window a request opened, so the requester can be told its id.
   virtual void acknowledge_trigger(uint64_t /*window_id*/) {}
 
-  // Called inside a fatal-signal handler, with the drainer stopped: store
+  // Called inside a fatal-signal handler, with the drainer parked and the
+  // writer thread held between two calls (or stuck in one for 300 ms): store
   // what `events` holds as one final segment. Must be async-signal-safe (no
   // allocation, no lock, no stdio; write(2) into what was prepared earlier).
   // Returns false when nothing could be stored.
