@@ -30,8 +30,6 @@ bool is_drop_mark(const char* name) noexcept {
 // The drainer's time slice (drainer_priority.h): short enough to preempt a
 // CPU hog as soon as a ring wakes it; a round rarely takes longer.
 constexpr uint64_t kDrainerSliceNs = 100'000;
-// How far ahead drain_ring() asks for ring slots (16 slots: 8 cache lines).
-constexpr uint64_t kPrefetchSlots = 16;
 using RingQueue = moodycamel::ConcurrentQueue<Ring*>;
 // Immortal: threads may register a ring while the process exits, after
 // function-local statics would have been destroyed.
@@ -368,9 +366,6 @@ void Drainer::drain_ring(ThreadState& t) {
     t.in_batch = true;
     uint64_t i = 0;
     while (i < ready && events_.size() < cap) {
-      // The slots were written on the producer's core: ask for them well
-      // ahead (most of this loop's time is waiting for those cache lines).
-      if (i + kPrefetchSlots < ready) __builtin_prefetch(&r->peek(i + kPrefetchSlots));
       const Event& e = r->peek(i);
       const uint64_t extra = e.ref == NameRef::Inline ? continuation_slots(e.extra) : 0;
       if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
