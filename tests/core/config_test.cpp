@@ -102,7 +102,8 @@ TEST(Config, GoodValuesLand) {
   Env env{{"RINGPROF_DIR", "/tmp/x"},       {"RINGPROF_MAX_BYTES", "1G"},    {"RINGPROF_FILE_BYTES", "8M"},
           {"RINGPROF_RING_BYTES", "64K"},   {"RINGPROF_ZSTD_LEVEL", "9"},    {"RINGPROF_SINK", "null"},
           {"RINGPROF_CLOCK", "monotonic"},  {"RINGPROF_DRAIN_MS", "3"},      {"RINGPROF_FLUSH_MS", "250"},
-          {"RINGPROF_BATCH_EVENTS", "4096"}, {"RINGPROF_FLUSH_AT_EXIT", "0"}, {"RINGPROF_IO_RETRY_MS", "0"}};
+          {"RINGPROF_BATCH_EVENTS", "4096"}, {"RINGPROF_FLUSH_AT_EXIT", "0"}, {"RINGPROF_IO_RETRY_MS", "0"},
+          {"RINGPROF_RING_MAX_BYTES", "8M"}};
   std::vector<std::string> warnings;
   const Config c = config_from_env(&warnings);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
@@ -110,6 +111,7 @@ TEST(Config, GoodValuesLand) {
   EXPECT_EQ(c.max_bytes, 1ull << 30);
   EXPECT_EQ(c.file_bytes, 8ull << 20);
   EXPECT_EQ(c.ring_bytes, 64u << 10);
+  EXPECT_EQ(c.ring_max_bytes, 8u << 20);
   EXPECT_EQ(c.zstd_level, 9);
   EXPECT_EQ(c.sink, "null");
   EXPECT_EQ(c.clock, ClockChoice::Monotonic);

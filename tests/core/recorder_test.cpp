@@ -461,3 +461,67 @@ TEST_P(ClockTest, EventTimesAreMonotonicNanoseconds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Clocks, ClockTest, ::testing::Values(ClockChoice::Auto, ClockChoice::Monotonic));
+
+// Growth: a thread that overflows its ring is given a larger one, up to
+// ring_max_bytes; its events stay in order across the move and every event is
+// written or counted as dropped.
+TEST(Recorder, AThreadThatOverflowsItsRingGetsALargerOneAndKeepsItsOrder) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.ring_bytes = 64 * sizeof(Event);       // 64 slots: overflows at once
+  c.ring_max_bytes = 16384 * sizeof(Event);  // grows 64 → 256 → 1024 → 4096 → 16384
+  ASSERT_TRUE(start(c, sink));
+  uint64_t zones = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  do {  // (the thread's ring exists from its first event on)
+    for (int i = 0; i < 1000; ++i, ++zones) {
+      RINGPROF_ZONE("grow");
+    }
+  } while (internal::t_slot.ring->capacity() < 16384 && std::chrono::steady_clock::now() < deadline);
+  Ring* grown = internal::t_slot.ring;
+  ASSERT_EQ(grown->capacity(), 16384u);
+  const uint32_t me = grown->thread_index;
+  // Now a burst that fits the grown ring whole: nothing of it is dropped.
+  flush();
+  const uint64_t dropped_before = grown->dropped();
+  for (int i = 0; i < 5000; ++i, ++zones) {
+    RINGPROF_ZONE("grow");
+  }
+  EXPECT_EQ(grown->dropped(), dropped_before);
+  stop();
+  const RecorderStats s = recorder_stats();
+  EXPECT_GT(s.dropped_ring, 0u);  // the small rings did overflow
+  EXPECT_EQ(s.events_written + s.dropped_ring, 2 * zones);
+  EXPECT_EQ(sink->count_for(me), s.events_written);
+  EXPECT_EQ(sink->threads[me].dropped_ring, s.dropped_ring);
+  // In order across the moves. A zone's end never comes without its begin
+  // (a refused begin loses its end too), so every end follows a begin (an
+  // end refused alone leaves a begin followed by the next begin).
+  uint64_t last = 0;
+  EventKind previous = EventKind::ZoneEnd;
+  for (const auto& e : sink->events) {
+    if (e.thread_index != me || sink->is_drop_mark(e)) continue;
+    ASSERT_GE(e.event.ts, last);
+    if (e.event.kind == EventKind::ZoneEnd) {
+      ASSERT_EQ(previous, EventKind::ZoneBegin);
+    }
+    last = e.event.ts;
+    previous = e.event.kind;
+  }
+}
+
+TEST(Recorder, RingsDoNotGrowPastRingMaxBytes) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.ring_bytes = 64 * sizeof(Event);
+  c.ring_max_bytes = 64 * sizeof(Event);  // no growth
+  ASSERT_TRUE(start(c, sink));
+  for (int i = 0; i < 100000; ++i) {
+    RINGPROF_ZONE("flat");
+  }
+  EXPECT_EQ(internal::t_slot.ring->capacity(), 64u);
+  EXPECT_GT(internal::t_slot.ring->dropped(), 0u);
+  stop();
+  const RecorderStats s = recorder_stats();
+  EXPECT_EQ(s.events_written + s.dropped_ring, 200000u);
+}

@@ -117,11 +117,13 @@ TEST(Ring, MultiSlotRecordIsAllOrNothing) {
   RingPtr r(Ring::create(64, 1));
   for (uint64_t i = 0; i < 60; ++i) ASSERT_TRUE(r->push(make(i)));
   uint64_t first = 0;
-  EXPECT_FALSE(r->claim(5, &first));  // 60 + 5 > 64
-  EXPECT_EQ(r->dropped(), 1u);        // one record, one drop
+  Ring* raw = r.get();
+  EXPECT_FALSE(Ring::claim(raw, 5, &first));  // 60 + 5 > 64
+  EXPECT_EQ(r->dropped(), 1u);                // one record, one drop
   r->consume(60);
   // Now head sits at 60: a 6-slot record straddles the end of the array.
-  ASSERT_TRUE(r->claim(6, &first));
+  ASSERT_TRUE(Ring::claim(raw, 6, &first));
+  EXPECT_EQ(raw, r.get());
   EXPECT_EQ(first, 60u);
   for (uint64_t k = 0; k < 6; ++k) *r->slot_at(first + k) = make(500 + k);
   EXPECT_EQ(r->readable(), 0u);  // nothing visible before publish
@@ -159,4 +161,51 @@ TEST(Ring, ConcurrentProducerConsumerAccountsForEveryEvent) {
   EXPECT_TRUE(ordered);
   EXPECT_EQ(read, pushed);
   EXPECT_EQ(read + r->dropped(), kEvents);
+}
+
+// Growth: the producer moves to an offered successor at its next slow path,
+// retires the old ring and drops its reference there; the old ring keeps what
+// was written before, in order, for the drainer.
+TEST(Ring, TheProducerMovesToAnOfferedSuccessorAtItsSlowPath) {
+  Ring* old_ring = Ring::create(64, 1);  // wake fill 16: the slow path every 16 slots
+  Ring* next = Ring::create(256, 1);
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(old_ring->push(make(i)));
+  old_ring->offer_successor(next);
+  uint64_t pos = 0;
+  Ring* r = old_ring;
+  // Slots 10..15 still fit below the limit: the fast path, no move yet.
+  for (uint64_t i = 10; i < 16; ++i) {
+    ASSERT_TRUE(Ring::claim(r, 1, &pos));
+    ASSERT_EQ(r, old_ring);
+    *r->slot_at(pos) = make(i);
+    r->publish(pos + 1);
+  }
+  EXPECT_FALSE(old_ring->switched());
+  ASSERT_TRUE(Ring::claim(r, 1, &pos));  // the slow path takes the successor
+  EXPECT_EQ(r, next);
+  EXPECT_EQ(pos, 0u);
+  *r->slot_at(pos) = make(16);
+  r->publish(pos + 1);
+  EXPECT_TRUE(old_ring->switched());
+  EXPECT_TRUE(old_ring->retired());
+  EXPECT_EQ(old_ring->withdraw_successor(), nullptr);  // taken: nothing to take back
+  ASSERT_EQ(old_ring->readable(), 16u);
+  for (uint64_t i = 0; i < 16; ++i) EXPECT_EQ(old_ring->peek(i).ts, i);
+  ASSERT_EQ(next->readable(), 1u);
+  EXPECT_EQ(next->peek(0).ts, 16u);
+  Ring::release(old_ring);  // the drainer's reference: the producer dropped its own
+  Ring::release(next);
+  Ring::release(next);
+}
+
+TEST(Ring, AWithdrawnOfferIsNeverTaken) {
+  RingPtr r(Ring::create(64, 1));
+  RingPtr next(Ring::create(256, 1));
+  r->offer_successor(next.get());
+  EXPECT_EQ(r->withdraw_successor(), next.get());
+  for (uint64_t i = 0; i < 64; ++i) ASSERT_TRUE(r->push(make(i)));  // through every slow path
+  EXPECT_FALSE(r->switched());
+  EXPECT_FALSE(r->retired());
+  EXPECT_EQ(r->readable(), 64u);
+  EXPECT_EQ(next->readable(), 0u);
 }

@@ -28,7 +28,9 @@ struct Config {
   uint32_t io_retry_ms = 1000;               // RINGPROF_IO_RETRY_MS: after disk trouble, refuse batches this long
 
   // Recording path.
-  uint32_t ring_bytes = 512u << 10;          // RINGPROF_RING_BYTES: per thread
+  uint32_t ring_bytes = 512u << 10;          // RINGPROF_RING_BYTES: per thread, at its first event
+  uint32_t ring_max_bytes = 4u << 20;        // RINGPROF_RING_MAX_BYTES: a thread whose ring overflows gets a
+                                             // 4x larger one, up to this (all grown rings together: 256 MiB)
   ClockChoice clock = ClockChoice::Auto;     // RINGPROF_CLOCK: auto | tsc | monotonic
 
   // Drainer.

@@ -44,7 +44,7 @@ RINGPROF_HOT void emit_memory(EventKind kind, const void* p, std::size_t size, u
   Ring* r = ring_for(session);
   if (!r) return;
   uint64_t pos;
-  if (!r->claim(1, &pos)) [[unlikely]] return;
+  if (!Ring::claim(r, 1, &pos)) [[unlikely]] return;
   Event* s = r->slot_at(pos);
   s->ts = now_ticks(session);
   s->kind = kind;

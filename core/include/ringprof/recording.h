@@ -135,7 +135,7 @@ RINGPROF_HOT bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) no
   if (!r) return false;  // off: the compiler folds this into ring_for's branch
   uint64_t pos;
   // A refused zone begin loses its end too: the zone records nothing more.
-  if (!r->claim(1, &pos, kind == EventKind::ZoneBegin ? 2 : 1)) [[unlikely]] return false;
+  if (!Ring::claim(r, 1, &pos, kind == EventKind::ZoneBegin ? 2 : 1)) [[unlikely]] return false;
   Event* s = r->slot_at(pos);
   s->ts = now_ticks(session);
   s->kind = kind;

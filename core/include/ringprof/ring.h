@@ -29,6 +29,13 @@
 //     continuation_slots(extra) slots of raw name bytes (not Events).
 //   - `retired` is set by the owning thread as it exits; the drainer drains
 //     what is left and then releases its reference.
+//   - Growth: the drainer may offer a ring that overflows (or that it found
+//     half full) a larger successor. The producer takes it in the slow path
+//     (never with a gap of drops not yet marked): it points its thread slot
+//     at the successor (internal::ring_switched), sets `switched`, retires
+//     this ring and drops its reference, and goes on in the successor. The
+//     drainer reads this ring to the end before it reads the successor, so
+//     the thread's events stay in order.
 //   - Lifetime: a ring is shared by its thread and the drainer through `refs`
 //     (starts at 2). Whoever drops the last reference frees it, so neither side
 //     ever touches freed memory, whichever finishes first.
@@ -44,6 +51,8 @@
 
 namespace ringprof {
 
+class Ring;
+
 namespace internal {
 // A producer found its ring past the wake fill: wakes the drainer if it is
 // asleep. Defined in draining/drainer_wake.cpp.
@@ -51,6 +60,9 @@ void ring_past_wake_fill() noexcept;
 // The recording clock's raw time now (TSC ticks or CLOCK_MONOTONIC ns, as
 // the session records), for the drop marks. Defined in recording/recorder.cpp.
 uint64_t ring_clock_ticks() noexcept;
+// The calling thread moved from ring `from` to its successor `to` (growth):
+// its thread slot now names `to`. Defined in recording/recorder.cpp.
+void ring_switched(Ring* from, Ring* to) noexcept;
 }  // namespace internal
 
 // The drop marks a thread's ring writes around a gap (Ring::mark_drop_gaps).
@@ -70,16 +82,19 @@ class Ring {
 
   // ---- producer side (owning thread only) ----
 
-  // Claims `n` consecutive slots starting at *pos, or counts `lost` dropped
-  // events (1 for a record of any number of slots, 2 for a zone begin) and
-  // returns false when they do not fit. Write slot k at slot_at(*pos + k),
-  // which may wrap past the end of the array, then make the record visible
-  // with publish(*pos + n).
-  __attribute__((always_inline)) bool claim(uint32_t n, uint64_t* pos, uint32_t lost = 1) noexcept {
-    uint64_t h = head_.load(std::memory_order_relaxed);
-    if (h + n > limit_) [[unlikely]] {
-      if (!refill(h, n, lost)) return false;
-      h = head_.load(std::memory_order_relaxed);  // past the drop marks refill() may have written
+  // Claims `n` consecutive slots of ring `r` starting at *pos, or counts
+  // `lost` dropped events (1 for a record of any number of slots, 2 for a
+  // zone begin) and returns false when they do not fit. When the thread
+  // moves to a larger successor (growth), `r` then names it. Write slot k at
+  // r->slot_at(*pos + k), which may wrap past the end of the array, then make
+  // the record visible with r->publish(*pos + n).
+  __attribute__((always_inline)) static bool claim(Ring*& r, uint32_t n, uint64_t* pos, uint32_t lost = 1) noexcept {
+    uint64_t h = r->head_.load(std::memory_order_relaxed);
+    if (h + n > r->limit_) [[unlikely]] {
+      Ring* to = r->refill(h, n, lost);
+      if (!to) return false;
+      r = to;
+      h = r->head_.load(std::memory_order_relaxed);  // past the drop marks refill() may have written
     }
     *pos = h;
     return true;
@@ -90,11 +105,13 @@ class Ring {
   }
 
   // One-slot write: the hot path of every zone, instant and counter.
+  // (It follows a move to a successor too, so the event may land there.)
   bool push(const Event& e) noexcept {
     uint64_t pos;
-    if (!claim(1, &pos)) return false;
-    *slot_at(pos) = e;
-    publish(pos + 1);
+    Ring* r = this;
+    if (!claim(r, 1, &pos)) return false;
+    *r->slot_at(pos) = e;
+    r->publish(pos + 1);
     return true;
   }
 
@@ -105,6 +122,14 @@ class Ring {
   // refused event and kMarkDropsEnd now, each with the number of events lost
   // between them. (Sample rings, which hold stack records, do not.)
   void mark_drop_gaps() noexcept { mark_drops_ = true; }
+
+  // ---- growth (drainer offers, producer takes; see the header comment) ----
+  void offer_successor(Ring* next) noexcept { successor_.store(next, std::memory_order_release); }
+  // Takes back an offer the producer has not taken: the successor, or null
+  // when the producer took it (it then writes there, or is about to).
+  Ring* withdraw_successor() noexcept { return successor_.exchange(nullptr, std::memory_order_acq_rel); }
+  // The producer moved to the successor (and will not write here again).
+  bool switched() const noexcept { return switched_.load(std::memory_order_acquire); }
 
   // ---- consumer side (drainer only) ----
 
@@ -144,13 +169,28 @@ class Ring {
  private:
   Ring() = default;
 
-  // The slow path of claim() for `n` slots at head `h`: reads the drainer's
-  // tail again, wakes the drainer when the ring is past its wake fill, moves
-  // `limit_`, and writes the drop marks of a gap that just ended. False, with
-  // `lost` events counted as dropped, when the slots do not fit.
-  __attribute__((noinline)) bool refill(uint64_t h, uint32_t n, uint32_t lost) noexcept {
+  // The slow path of claim() for `n` slots at head `h`: moves to a successor
+  // the drainer offered, or reads the drainer's tail again, wakes the drainer
+  // when the ring is past its wake fill, moves `limit_`, and writes the drop
+  // marks of a gap that just ended. Returns the ring to write in (this one or
+  // the successor); null, with `lost` events counted as dropped, when the
+  // slots do not fit.
+  __attribute__((noinline)) Ring* refill(uint64_t h, uint32_t n, uint32_t lost) noexcept {
     const uint64_t dropped = dropped_.load(std::memory_order_relaxed);
     const bool gap = mark_drops_ && dropped != drops_marked_;
+    if (!gap) {
+      Ring* next = successor_.load(std::memory_order_relaxed);
+      if (next) next = successor_.exchange(nullptr, std::memory_order_acq_rel);  // or the drainer took it back
+      if (next) {
+        // The successor is empty and at least 4 times as large: the record
+        // fits. This ring is left to the drainer; not touched after release.
+        internal::ring_switched(this, next);
+        switched_.store(true, std::memory_order_release);
+        retire();
+        release(this);
+        return next;
+      }
+    }
     const uint64_t end = h + n + (gap ? 2 : 0);
     const uint64_t t = tail_.load(std::memory_order_acquire);
     if (end <= t + wake_fill_) {
@@ -168,7 +208,7 @@ class Ring {
           limit_ = h;  // every claim comes here until the gap is marked
         }
         dropped_.store(dropped + lost, std::memory_order_relaxed);
-        return false;
+        return nullptr;
       }
     }
     if (gap) {
@@ -177,7 +217,7 @@ class Ring {
       publish(h + 2);
       drops_marked_ = dropped;
     }
-    return true;
+    return this;
   }
   void write_drop_mark(uint64_t pos, uint64_t ticks, const char* name, uint64_t count) noexcept {
     Event* e = slot_at(pos);
@@ -203,6 +243,8 @@ class Ring {
   uint64_t capacity_ = 0;
   // consumer cache line
   alignas(64) std::atomic<uint64_t> tail_{0};
+  std::atomic<Ring*> successor_{nullptr};  // offered by the drainer
+  std::atomic<bool> switched_{false};      // the producer moved to successor_
   std::atomic<bool> retired_{false};
   std::atomic<uint32_t> refs_{2};
   uint32_t tid_ = 0;

@@ -52,7 +52,10 @@ void WriteJob::clear() {
 }
 
 BatchWriter::BatchWriter(const Config& config, Sink& sink, Callbacks callbacks)
-    : config_(config), sink_(sink), callbacks_(std::move(callbacks)) {}
+    : config_(config),
+      sink_(sink),
+      callbacks_(std::move(callbacks)),
+      batch_capacity_(std::max<uint32_t>(config.batch_events, 1024)) {}
 
 BatchWriter::~BatchWriter() {
   if (thread_.joinable()) stop();
@@ -141,6 +144,7 @@ void BatchWriter::run() {
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   crash::publish_writer(static_cast<pid_t>(syscall(SYS_gettid)));
   for (;;) {
+    prepare_spare_job();
     WriteJob* raw = nullptr;
     if (!queue_.try_dequeue(raw)) {
       int64_t wait_us = kIdleWaitUs;
@@ -171,6 +175,22 @@ void BatchWriter::run() {
     if (stop) break;
   }
   crash::publish_writer(0);
+}
+
+void BatchWriter::prepare_spare_job() {
+  // Fresh memory is slow to touch the first time (a page fault per 4 KiB,
+  // several microseconds each on some virtual machines): the writer, not the
+  // drainer, pays for it, while it has nothing else to do. At most
+  // kSpareJobs such jobs wait, so memory stays bounded.
+  if (spare_jobs_made_ >= kSpareJobs || free_.size_approx() != 0) return;
+  auto job = std::make_unique<WriteJob>();
+  job->events.resize(batch_capacity_);
+  job->events.clear();
+  job->runs.reserve(64);
+  if (free_.enqueue(job.get())) {
+    job.release();
+    ++spare_jobs_made_;
+  }
 }
 
 void BatchWriter::poll_trigger(uint64_t now_ns) {

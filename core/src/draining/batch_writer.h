@@ -28,6 +28,7 @@
 // while it writes the crash segment into the same file (crash_state.h).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <concurrentqueue/blockingconcurrentqueue.h>
 #include <cstdint>
@@ -122,6 +123,8 @@ class BatchWriter {
   void process(WriteJob& job);
   void write_batch(WriteJob& job);
   void poll_trigger(uint64_t now_ns);
+  void prepare_spare_job();
+  static constexpr uint32_t kSpareJobs = kMaxBatchesInFlight + 1;
 
   const Config config_;
   Sink& sink_;
@@ -139,6 +142,8 @@ class BatchWriter {
   std::vector<ModuleInfo> modules_;
   std::vector<std::string> gpu_names_;
   uint64_t next_poll_ns_ = 0;
+  const size_t batch_capacity_;  // events in a full batch
+  uint32_t spare_jobs_made_ = 0;
 
   std::mutex returned_mutex_;
   std::vector<ThreadInfo> returned_;

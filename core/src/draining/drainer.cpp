@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "crash/crash_state.h"
 #include "operation/detail_level.h"
@@ -30,6 +31,12 @@ bool is_drop_mark(const char* name) noexcept {
 // The drainer's time slice (drainer_priority.h): short enough to preempt a
 // CPU hog as soon as a ring wakes it; a round rarely takes longer.
 constexpr uint64_t kDrainerSliceNs = 100'000;
+// All grown rings of the process together (Config::ring_max_bytes caps each).
+constexpr uint64_t kMaxGrownBytes = 256ull << 20;
+// Ring growth (maybe_grow): how long a ring past its wake fill must last at
+// its thread's rate, and over how long that rate is measured.
+constexpr uint64_t kRingCoverNs = 10'000'000;
+constexpr uint64_t kRateWindowNs = 2'000'000;
 using RingQueue = moodycamel::ConcurrentQueue<Ring*>;
 // Immortal: threads may register a ring while the process exits, after
 // function-local statics would have been destroyed.
@@ -310,9 +317,53 @@ void Drainer::adopt_new_rings() {
 void Drainer::drain_all() {
   for (auto& [index, t] : threads_) {
     if (!t.ring) continue;
+    const uint64_t waiting = t.ring->readable();
+    const uint64_t dropped_before = t.ring_dropped_seen;
     drain_ring(t);
     account_drops(t);
+    maybe_grow(t, waiting, t.ring_dropped_seen != dropped_before, internal::monotonic_ns());
   }
+}
+
+void Drainer::maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_t now_ns) {
+  const uint64_t cap = t.ring->capacity();
+  // The fill rate, over at least kRateWindowNs: a ring must hold, past its
+  // wake fill, what the thread records while a woken drainer waits for a
+  // core (up to a scheduler tick or two on a busy machine).
+  t.slots_read += waiting;
+  bool fast = false;
+  if (t.rate_since_ns == 0) {
+    t.rate_since_ns = now_ns;
+    t.slots_read = 0;
+  } else if (now_ns - t.rate_since_ns >= kRateWindowNs) {
+    const double per_ns = static_cast<double>(t.slots_read) / static_cast<double>(now_ns - t.rate_since_ns);
+    const double headroom = static_cast<double>(cap) * (100 - config_.ring_drain_percent) / 100.0;
+    fast = per_ns * static_cast<double>(kRingCoverNs) > headroom;
+    t.rate_since_ns = now_ns;
+    t.slots_read = 0;
+  }
+  if (!fast && !dropped && 2 * waiting < cap) return;
+  const uint64_t max_slots = config_.ring_max_bytes / sizeof(Event);
+  if (t.next_ring || cap == 0 || 2 * cap > max_slots || t.ring->retired()) return;
+  uint64_t next_cap = cap;
+  while (next_cap < 4 * cap && 2 * next_cap <= max_slots) next_cap *= 2;
+  const uint64_t bytes = next_cap * sizeof(Event);
+  if (grown_bytes_ + bytes > kMaxGrownBytes) return;
+  Ring* next = Ring::create(static_cast<uint32_t>(next_cap), t.ring->tid(), config_.ring_drain_percent);
+  if (!next) return;
+  grown_bytes_ += bytes;
+  next->thread_index = t.ring->thread_index;
+  next->session = t.ring->session;
+  std::memcpy(next->initial_name, t.ring->initial_name, sizeof next->initial_name);
+  next->mark_drop_gaps();
+  crash::register_ring(next);
+  t.next_ring = next;
+  t.ring->offer_successor(next);
+}
+
+void Drainer::release_ring(Ring* r, bool grown) {
+  if (grown) grown_bytes_ -= uint64_t{r->capacity()} * sizeof(Event);
+  Ring::release(r);
 }
 
 bool Drainer::control_pending() {
@@ -546,16 +597,31 @@ void Drainer::reclaim_rings(bool all) {
     // A retired thread has made its last commit and its last drop before
     // setting the flag, so one more drain and drop count after seeing it
     // (acquire) leave nothing behind.
-    if (t.ring && (all || t.ring->retired())) {
+    while (t.ring && (all || t.ring->retired())) {
       // Its last events: past a full writer too, as the ring goes now.
       const bool was = wait_for_writer_;
       wait_for_writer_ = true;
       drain_ring(t);
       wait_for_writer_ = was;
       account_drops(t);
-      Ring::release(t.ring);
+      // A successor the thread took holds its events from here on; one it
+      // did not take is freed (withdrawn first, so it never takes it now).
+      Ring* next = std::exchange(t.next_ring, nullptr);
+      const bool taken = next && t.ring->withdraw_successor() == nullptr;
+      release_ring(t.ring, t.ring_grown);
       t.ring = nullptr;
-      rings_live_.fetch_sub(1, std::memory_order_relaxed);
+      if (next && !taken) {
+        Ring::release(next);  // the thread's reference, never taken
+        release_ring(next, true);
+      }
+      if (!taken) {
+        rings_live_.fetch_sub(1, std::memory_order_relaxed);
+        break;
+      }
+      t.ring = next;
+      t.ring_grown = true;
+      t.ring_dropped_seen = 0;
+      if (!t.info.name.empty()) crash::note_thread_name(next, t.info.name.data(), t.info.name.size());
     }
     if (!t.ring && !t.sampled && !t.in_batch && t.info.dropped_ring == 0 && t.info.dropped_io == 0 &&
         t.info.samples_lost == 0) {

@@ -63,6 +63,10 @@ class Drainer : private sampler::SampleVisitor {
  private:
   struct ThreadState {
     Ring* ring = nullptr;  // our reference; null once reclaimed
+    Ring* next_ring = nullptr;  // a larger successor offered to the thread (growth)
+    bool ring_grown = false;    // `ring` is a successor: its bytes count in grown_bytes_
+    uint64_t rate_since_ns = 0;  // the ring's fill rate: slots read since then
+    uint64_t slots_read = 0;
     ThreadInfo info;
     uint64_t ring_dropped_seen = 0;
     bool in_batch = false;
@@ -80,6 +84,11 @@ class Drainer : private sampler::SampleVisitor {
   bool rings_need_draining() const;   // a ring past its wake fill, or a new ring
   void drain_ring(ThreadState& t);
   void account_drops(ThreadState& t);
+  // Offers the thread a larger ring when its ring overflowed, was found half
+  // full, or fills so fast that what is left past the wake fill lasts less
+  // than kRingCoverNs.
+  void maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_t now_ns);
+  void release_ring(Ring* r, bool grown);
   // Adds to the thread's entry in thread_drops_ (recorder_stats()); any thread.
   void note_thread_drops(const ThreadInfo& t, uint64_t ring, uint64_t io);
   // Hands the batch to the writer. False, with the batch kept, when the
@@ -156,7 +165,8 @@ class Drainer : private sampler::SampleVisitor {
 
   // What the writer has of the append-only tables (emit_batch sends the rest).
   size_t locations_sent_ = 0, stacks_sent_ = 0, modules_sent_ = 0, gpu_names_sent_ = 0;
-  bool wait_for_writer_ = false;  // this round must not leave events behind (flush, stop)
+  bool wait_for_writer_ = false;
+  uint64_t grown_bytes_ = 0;  // successor rings alive (growth), at most kMaxGrownBytes  // this round must not leave events behind (flush, stop)
   std::unique_ptr<BatchWriter> writer_;  // last: its thread stops before the rest goes
 };
 

@@ -99,6 +99,9 @@ Config config_from_env(std::vector<std::string>* warnings) {
   uint64_t ring = c.ring_bytes;
   env.bytes("RINGPROF_RING_BYTES", &ring, 4ull << 10, 1ull << 30);
   c.ring_bytes = static_cast<uint32_t>(ring);
+  uint64_t ring_max = c.ring_max_bytes;
+  env.bytes("RINGPROF_RING_MAX_BYTES", &ring_max, 4ull << 10, 1ull << 30);
+  c.ring_max_bytes = static_cast<uint32_t>(ring_max);
   env.integer("RINGPROF_ZSTD_LEVEL", &c.zstd_level, 1, 19);
   if (const char* s = env.get("RINGPROF_SINK")) {
     if (std::string(s) == "file" || std::string(s) == "null")

@@ -171,6 +171,10 @@ Ring* attach_thread(uint32_t session) noexcept {
 
 uint64_t ring_clock_ticks() noexcept { return now_ticks(g_session.load(std::memory_order_relaxed)); }
 
+void ring_switched(Ring* from, Ring* to) noexcept {
+  if (t_slot.ring == from) t_slot.ring = to;
+}
+
 bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
   const uint32_t session = g_session.load(std::memory_order_relaxed);
   Ring* r = ring_for(session);
@@ -178,7 +182,7 @@ bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
   const size_t len = name.size() < kMaxInlineName ? name.size() : kMaxInlineName;
   const uint32_t extra = continuation_slots(len);
   uint64_t first;
-  if (!r->claim(1 + extra, &first, kind == EventKind::ZoneBegin ? 2 : 1)) return false;  // as in emit()
+  if (!Ring::claim(r, 1 + extra, &first, kind == EventKind::ZoneBegin ? 2 : 1)) return false;  // as in emit()
   Event* s = r->slot_at(first);
   s->ts = now_ticks(session);
   s->kind = kind;
@@ -245,6 +249,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   safe.batch_events = std::clamp<uint32_t>(safe.batch_events, 1024, 1u << 22);
   safe.ring_drain_percent = std::clamp<uint32_t>(safe.ring_drain_percent, 1, 100);
   safe.ring_bytes = std::clamp<uint32_t>(safe.ring_bytes, 64 * sizeof(Event), 1u << 30);
+  safe.ring_max_bytes = std::min<uint32_t>(safe.ring_max_bytes, 1u << 30);  // below ring_bytes: no growth
   g_ring_capacity.store(safe.ring_bytes / sizeof(Event), std::memory_order_relaxed);
   g_ring_wake_percent.store(safe.ring_drain_percent, std::memory_order_relaxed);
   Drainer* d = nullptr;

@@ -51,7 +51,7 @@ void take_sample(Slot& s, const siginfo_t* si, void* ctx) noexcept {
   s.taken.store(s.taken.load(std::memory_order_relaxed) + 1 + overrun, std::memory_order_relaxed);
   Ring* r = s.ring;
   uint64_t pos;
-  if (!r->claim(kMaxRecordSlots, &pos)) return;  // full: the ring counts the drop
+  if (!Ring::claim(r, kMaxRecordSlots, &pos)) return;  // full: the ring counts the drop (never grown)
   const auto* uc = static_cast<const ucontext_t*>(ctx);
   const uint64_t ip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
   const uint64_t fp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RBP]);
