@@ -1,7 +1,5 @@
 #include "draining/batch_writer.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +8,7 @@
 
 #include "crash/crash_state.h"
 #include "draining/drainer_wake.h"
+#include "draining/quiet_thread.h"
 #include "operation/level_windows.h"
 #include "operation/ops_hooks.h"
 #include "recording/clock.h"
@@ -64,19 +63,7 @@ BatchWriter::~BatchWriter() {
   while (free_.try_dequeue(j)) delete j;
 }
 
-bool BatchWriter::start() {
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  try {
-    thread_ = std::thread([this] { run(); });
-  } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return false;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return true;
-}
+bool BatchWriter::start() { return start_quiet_thread(thread_, [this] { run(); }); }
 
 void BatchWriter::stop() {
   if (!thread_.joinable()) return;

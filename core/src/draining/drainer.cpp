@@ -17,6 +17,7 @@
 #include "operation/detail_level.h"
 #include "draining/drainer_priority.h"
 #include "draining/drainer_wake.h"
+#include "draining/quiet_thread.h"
 #include "draining/memory_pools.h"
 #include "draining/process_info.h"
 #include "sampler/sampler.h"
@@ -90,18 +91,7 @@ Drainer::~Drainer() {
 }
 
 bool Drainer::start() {
-  // The drainer thread blocks every signal: the application's handlers run on
-  // its own threads, and SIGXFSZ turns into EFBIG that the sink handles.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  try {
-    thread_ = std::thread([this] { run(); });
-  } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return false;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!start_quiet_thread(thread_, [this] { run(); })) return false;
   // Wait, briefly, until the sink has begun its session (directory, first
   // file, the crash file prepared), so a crash right after start() still finds
   // somewhere to write. Bounded: a slow or hung disk delays start() by at most
