@@ -42,12 +42,20 @@ class GateSink : public CaptureSink {
     std::unique_lock<std::mutex> lock(gate_mutex_);
     return changed_.wait_for(lock, limit, [&] { return writes_started >= n; });
   }
+  int started() {
+    std::lock_guard<std::mutex> lock(gate_mutex_);
+    return writes_started;
+  }
+  std::thread::id writer() {
+    std::lock_guard<std::mutex> lock(gate_mutex_);
+    return writer_thread;
+  }
 
-  bool blocked = true;
-  int writes_started = 0;
-  std::thread::id writer_thread;
+  bool blocked = true;  // set before start(), then only through release()
 
  private:
+  int writes_started = 0;
+  std::thread::id writer_thread;
   std::mutex gate_mutex_;
   std::condition_variable changed_;
 };
@@ -97,8 +105,8 @@ TEST(BatchWriter, RingsAreReadWhileTheSinkIsStuckInAWrite) {
     EXPECT_TRUE(ring_read_within(std::chrono::seconds(30))) << "round " << round;
   }
   EXPECT_EQ(internal::t_slot.ring->dropped(), 0u);
-  EXPECT_EQ(sink->writes_started, 1);  // still stuck in the first
-  EXPECT_NE(sink->writer_thread, std::this_thread::get_id());
+  EXPECT_EQ(sink->started(), 1);  // still stuck in the first
+  EXPECT_NE(sink->writer(), std::this_thread::get_id());
   sink->release();
   stop();
   const RecorderStats s = recorder_stats();

@@ -525,3 +525,36 @@ TEST(Recorder, RingsDoNotGrowPastRingMaxBytes) {
   const RecorderStats s = recorder_stats();
   EXPECT_EQ(s.events_written + s.dropped_ring, 200000u);
 }
+
+// flush() right after the thread moved to a larger ring: what the thread
+// wrote into the new ring is written too (the drainer reads the old ring to
+// its end and goes on in the new one in the same pass).
+TEST(Recorder, FlushAfterAMoveToALargerRingHasEveryEvent) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.ring_bytes = 64 * sizeof(Event);
+  c.ring_max_bytes = 65536 * sizeof(Event);
+  ASSERT_TRUE(start(c, sink));
+  uint64_t zones = 0;
+  int moves = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  RINGPROF_ZONE("first");  // the thread's ring exists from here on
+  ++zones;
+  while (internal::t_slot.ring->capacity() < 65536 && std::chrono::steady_clock::now() < deadline) {
+    const Ring* before = internal::t_slot.ring;
+    for (int i = 0; i < 200 && internal::t_slot.ring == before; ++i, ++zones) {
+      RINGPROF_ZONE("move");
+    }
+    if (internal::t_slot.ring == before) continue;
+    // Moved: a few events in the new ring, then flush().
+    for (int i = 0; i < 3; ++i, ++zones) {
+      RINGPROF_ZONE("after");
+    }
+    ++moves;
+    flush();
+    const RecorderStats s = recorder_stats();
+    // The zone "first" is still open: its end is not recorded yet.
+    ASSERT_EQ(s.events_written + s.dropped_ring + s.dropped_io, 2 * zones - 1) << "after move " << moves;
+  }
+  EXPECT_GE(moves, 3);  // 64 → 256 → 1024 → 4096 → 16384 → 65536, at most 4x a move
+}

@@ -182,7 +182,7 @@ class Ring {
       Ring* next = successor_.load(std::memory_order_relaxed);
       if (next) next = successor_.exchange(nullptr, std::memory_order_acq_rel);  // or the drainer took it back
       if (next) {
-        // The successor is empty and at least 4 times as large: the record
+        // The successor is empty and at least twice as large: the record
         // fits. This ring is left to the drainer; not touched after release.
         internal::ring_switched(this, next);
         switched_.store(true, std::memory_order_release);

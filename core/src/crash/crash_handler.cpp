@@ -8,7 +8,8 @@
 //   2. asks the drainer to park at a safe point (at most 300 ms; not when the
 //      drainer itself crashed) and takes its unwritten batch; then lets the
 //      writer thread write the batches it has queued and holds it idle (at
-//      most 300 ms more; not when the writer crashed);
+//      most 300 ms more; not when the writer crashed). A writer that cannot
+//      be held (stuck in a write) shares the file: no crash segment then;
 //   3. hands the batch and the unread part of every live ring of the session
 //      to the sink's async-signal-safe write_crash(), with a ringprof.crash
 //      mark naming the signal and the faulting thread;
@@ -101,7 +102,15 @@ void flush_crash(int sig, siginfo_t* info, uint32_t tid) noexcept {
   bool parked = false;
   if (static_cast<pid_t>(tid) != drainer_tid()) parked = wait_for_park(300, &pending);
   // The writer empties its queue into the files, then stays off the sink.
-  const bool writer_held = static_cast<pid_t>(tid) != writer_tid() && hold_writer(300, parked);
+  // The crash segment goes into the file the writer writes: without the
+  // sink to itself (a write stuck on a slow disk), the handler writes none.
+  // (A writer that crashed itself is stopped here, between or inside a call.)
+  const bool writer_crashed = static_cast<pid_t>(tid) == writer_tid();
+  const bool writer_held = !writer_crashed && hold_writer(300, parked);
+  if (!writer_crashed && !writer_held) {
+    end_crash(false);
+    return;
+  }
   CrashInfo ci;
   ci.signo = sig;
   ci.code = info ? info->si_code : 0;

@@ -31,9 +31,7 @@ constinit std::atomic<size_t> g_pending_runs_n{0};
 
 // The writer: idle (between sink calls), busy (in one), or held by the handler.
 enum : uint32_t { kWriterIdle = 0, kWriterBusy = 1, kWriterHeld = 2 };
-constinit std::atomic<uint32_t> g_writer_state{kWriterIdle};
-constinit std::atomic<pid_t> g_writer_tid{0};
-constinit std::atomic<int64_t> g_writer_backlog{0};
+constinit std::atomic<WriterHandshake*> g_writer{nullptr};
 
 void sleep_ms(int ms) noexcept {
   timespec ts{0, ms * 1000000L};
@@ -165,29 +163,45 @@ void end_crash(bool batch_stored) noexcept {
   g_crashing.store(false, std::memory_order_seq_cst);
 }
 
-void publish_writer(pid_t tid) noexcept { g_writer_tid.store(tid, std::memory_order_seq_cst); }
-pid_t writer_tid() noexcept { return g_writer_tid.load(std::memory_order_seq_cst); }
-void writer_backlog_add(int64_t n) noexcept { g_writer_backlog.fetch_add(n, std::memory_order_seq_cst); }
+void publish_writer(WriterHandshake* w) noexcept { g_writer.store(w, std::memory_order_seq_cst); }
 
-bool writer_begin_work() noexcept {
-  uint32_t expected = kWriterIdle;
-  return g_writer_state.compare_exchange_strong(expected, kWriterBusy, std::memory_order_seq_cst);
+void unpublish_writer(WriterHandshake* w) noexcept {
+  WriterHandshake* expected = w;
+  g_writer.compare_exchange_strong(expected, nullptr, std::memory_order_seq_cst);
 }
 
-void writer_end_work() noexcept { g_writer_state.store(kWriterIdle, std::memory_order_seq_cst); }
+bool writer_begin_work(WriterHandshake& w) noexcept {
+  uint32_t expected = kWriterIdle;
+  if (!w.state.compare_exchange_strong(expected, kWriterBusy, std::memory_order_seq_cst)) return false;
+  // The handler asked for the sink: leave it alone. (It sets the request
+  // before it tries to hold, so either it sees this thread busy or this
+  // thread sees the request.)
+  if (w.hold_requested.load(std::memory_order_seq_cst)) {
+    w.state.store(kWriterIdle, std::memory_order_seq_cst);
+    return false;
+  }
+  return true;
+}
 
-void writer_wait_while_held() noexcept {
-  while (g_writer_state.load(std::memory_order_acquire) == kWriterHeld) sleep_ms(1);
+void writer_end_work(WriterHandshake& w) noexcept { w.state.store(kWriterIdle, std::memory_order_seq_cst); }
+
+void writer_wait(WriterHandshake&) noexcept { sleep_ms(1); }
+
+pid_t writer_tid() noexcept {
+  WriterHandshake* w = g_writer.load(std::memory_order_seq_cst);
+  return w ? w->tid.load(std::memory_order_relaxed) : 0;
 }
 
 bool hold_writer(int max_ms, bool drainer_parked) noexcept {
+  WriterHandshake* w = g_writer.load(std::memory_order_seq_cst);
+  if (w == nullptr) return true;
   for (int waited = 0; waited <= max_ms; ++waited) {
-    if (g_writer_tid.load(std::memory_order_seq_cst) == 0) return true;
     // Queued batches first (nothing new comes once the drainer is parked);
-    // past half the time, hold the writer as soon as it is idle.
-    if (!drainer_parked || g_writer_backlog.load(std::memory_order_seq_cst) <= 0 || 2 * waited > max_ms) {
+    // past half the time, take the sink as soon as the writer's call ends.
+    if (!drainer_parked || w->backlog.load(std::memory_order_seq_cst) <= 0 || 2 * waited > max_ms) {
+      w->hold_requested.store(true, std::memory_order_seq_cst);
       uint32_t expected = kWriterIdle;
-      if (g_writer_state.compare_exchange_strong(expected, kWriterHeld, std::memory_order_seq_cst)) return true;
+      if (w->state.compare_exchange_strong(expected, kWriterHeld, std::memory_order_seq_cst)) return true;
     }
     sleep_ms(1);
   }
@@ -195,8 +209,11 @@ bool hold_writer(int max_ms, bool drainer_parked) noexcept {
 }
 
 void release_writer() noexcept {
+  WriterHandshake* w = g_writer.load(std::memory_order_seq_cst);
+  if (w == nullptr) return;
   uint32_t expected = kWriterHeld;
-  g_writer_state.compare_exchange_strong(expected, kWriterIdle, std::memory_order_seq_cst);
+  w->state.compare_exchange_strong(expected, kWriterIdle, std::memory_order_seq_cst);
+  w->hold_requested.store(false, std::memory_order_seq_cst);
 }
 
 bool crashing() noexcept { return g_crashing.load(std::memory_order_acquire); }
@@ -205,9 +222,7 @@ void reset_after_fork() noexcept {
   for (RingSlot& s : g_rings) s.ring.store(nullptr, std::memory_order_relaxed);
   g_crashing.store(false, std::memory_order_relaxed);
   g_parked.store(false, std::memory_order_relaxed);
-  g_writer_state.store(kWriterIdle, std::memory_order_relaxed);
-  g_writer_tid.store(0, std::memory_order_relaxed);
-  g_writer_backlog.store(0, std::memory_order_relaxed);
+  g_writer.store(nullptr, std::memory_order_relaxed);
   clear_session();
 }
 

@@ -87,22 +87,31 @@ void end_crash(bool batch_stored) noexcept;         // lets a parked drainer go
 bool crashing() noexcept;
 
 // ---- writer handshake (draining/batch_writer.h) ----
-// The writer thread makes every sink call of a session. It calls
-// writer_begin_work() before touching the sink (false: the handler holds it,
-// so wait in writer_wait_while_held() and try again) and writer_end_work()
-// after. The drainer counts each job it queues in the backlog and the writer
+// The writer thread makes every sink call of a session. Each writer owns one
+// of these and publishes it while it runs. It calls writer_begin_work()
+// before touching the sink (false: the handler holds the sink or wants it,
+// so it sleeps in writer_wait() and tries again) and writer_end_work()
+// after. The drainer counts each job it queues in `backlog` and the writer
 // counts it out once processed. The handler, once the drainer has parked (no
 // job comes after that), waits for the backlog to empty, so batches already
-// queued are written as usual, then holds the idle writer while it writes
-// the crash segment into the same file.
-void publish_writer(pid_t tid) noexcept;  // 0: no writer runs
+// queued are written as usual, then asks for the sink and holds it while it
+// writes the crash segment into the same file.
+struct WriterHandshake {
+  std::atomic<uint32_t> state{0};  // 0 idle, 1 in a sink call, 2 held by the handler
+  std::atomic<bool> hold_requested{false};
+  std::atomic<pid_t> tid{0};
+  std::atomic<int64_t> backlog{0};
+};
+void publish_writer(WriterHandshake* w) noexcept;
+void unpublish_writer(WriterHandshake* w) noexcept;  // only if it is still the published one
+bool writer_begin_work(WriterHandshake& w) noexcept;
+void writer_end_work(WriterHandshake& w) noexcept;
+void writer_wait(WriterHandshake& w) noexcept;
+// Handler side. The published writer's thread (0: none, or not started).
 pid_t writer_tid() noexcept;
-void writer_backlog_add(int64_t n) noexcept;
-bool writer_begin_work() noexcept;
-void writer_end_work() noexcept;
-void writer_wait_while_held() noexcept;
-// Handler side. Waits at most `max_ms`; with `drainer_parked`, first for the
-// backlog to empty. True when the writer is held (or none runs).
+// Waits at most `max_ms`; with `drainer_parked`, first for the backlog to
+// empty. True when the writer is held (or none is published): the sink is
+// the handler's until release_writer().
 bool hold_writer(int max_ms, bool drainer_parked) noexcept;
 void release_writer() noexcept;
 

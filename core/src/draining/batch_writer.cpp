@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "crash/crash_state.h"
@@ -63,14 +64,23 @@ BatchWriter::~BatchWriter() {
   while (free_.try_dequeue(j)) delete j;
 }
 
-bool BatchWriter::start() { return start_quiet_thread(thread_, [this] { run(); }); }
+bool BatchWriter::start() {
+  crash::publish_writer(&handshake_);
+  if (start_quiet_thread(thread_, [this] { run(); })) return true;
+  crash::unpublish_writer(&handshake_);
+  return false;
+}
 
 void BatchWriter::stop() {
   if (!thread_.joinable()) return;
-  auto job = take_job();
-  job->stop = true;
-  give(std::move(job));
+  for (;;) {  // (only out of memory makes this go round)
+    auto job = take_job();
+    job->stop = true;
+    if (give(std::move(job))) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   thread_.join();
+  crash::unpublish_writer(&handshake_);
 }
 
 std::unique_ptr<WriteJob> BatchWriter::take_job() {
@@ -86,37 +96,38 @@ bool BatchWriter::full() noexcept {
   return batches_in_flight_.load(std::memory_order_seq_cst) >= kMaxBatchesInFlight;
 }
 
-void BatchWriter::give(std::unique_ptr<WriteJob> job) {
+bool BatchWriter::give(std::unique_ptr<WriteJob> job) {
   if (!thread_.joinable()) {
     // No writer thread (it could not be created, or has stopped): the
     // drainer writes the job itself, as the only thread on the sink.
-    if (job->stop) return;
+    if (job->stop) return true;
     if (job->has_batch) batches_in_flight_.fetch_add(1, std::memory_order_acq_rel);  // process() counts it out
-    while (!crash::writer_begin_work()) crash::writer_wait_while_held();
+    while (!crash::writer_begin_work(handshake_)) crash::writer_wait(handshake_);
     try {
       poll_trigger(internal::monotonic_ns());
       process(*job);
     } catch (...) {
     }
-    crash::writer_end_work();
+    crash::writer_end_work(handshake_);
     job->clear();
     WriteJob* raw = job.release();
     if (!free_.enqueue(raw)) delete raw;
-    return;
+    return true;
   }
   if (job->has_batch) batches_in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  crash::writer_backlog_add(1);
-  WriteJob* raw = job.release();
-  if (!queue_.enqueue(raw)) {
-    // Out of memory for a queue node: the job is lost like a failed write.
-    crash::writer_backlog_add(-1);
-    if (raw->has_batch) {
-      batches_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-      counters_.dropped_io.fetch_add(raw->events.size() - raw->samples - raw->drop_marks, std::memory_order_relaxed);
-    }
-    if (raw->flush_ticket && callbacks_.flushed) callbacks_.flushed(raw->flush_ticket);
-    delete raw;
+  handshake_.backlog.fetch_add(1, std::memory_order_seq_cst);
+  if (queue_.enqueue(job.get())) {
+    job.release();
+    return true;
   }
+  // Out of memory for a queue node: the job is lost like a failed write.
+  handshake_.backlog.fetch_sub(1, std::memory_order_seq_cst);
+  if (job->has_batch) {
+    batches_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    lose_batch(*job);
+  }
+  if (job->flush_ticket && callbacks_.flushed) callbacks_.flushed(job->flush_ticket);
+  return false;
 }
 
 std::vector<ThreadInfo> BatchWriter::take_returned_counts() {
@@ -129,7 +140,7 @@ std::vector<ThreadInfo> BatchWriter::take_returned_counts() {
 void BatchWriter::run() {
   prctl(PR_SET_NAME, "ringprof-write", 0, 0, 0);
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
-  crash::publish_writer(static_cast<pid_t>(syscall(SYS_gettid)));
+  handshake_.tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
   for (;;) {
     prepare_spare_job();
     WriteJob* raw = nullptr;
@@ -145,23 +156,21 @@ void BatchWriter::run() {
     std::unique_ptr<WriteJob> job(raw);
     // The crash handler holds the sink: wait until it lets go (it only does
     // when an earlier handler recovered from the signal).
-    while (!crash::writer_begin_work()) crash::writer_wait_while_held();
+    while (!crash::writer_begin_work(handshake_)) crash::writer_wait(handshake_);
     try {
       poll_trigger(internal::monotonic_ns());
       if (job) process(*job);
     } catch (...) {
       // A throwing user sink: the job's batch was counted as lost in write_batch.
     }
-    if (job) crash::writer_backlog_add(-1);
-    crash::writer_end_work();
+    if (job) handshake_.backlog.fetch_sub(1, std::memory_order_seq_cst);
+    crash::writer_end_work(handshake_);
     if (!job) continue;
     const bool stop = job->stop;
     job->clear();
-    if (!free_.enqueue(job.get())) continue;  // unique_ptr frees it
-    job.release();
+    if (free_.enqueue(job.get())) job.release();  // else the unique_ptr frees it
     if (stop) break;
   }
-  crash::publish_writer(0);
 }
 
 void BatchWriter::prepare_spare_job() {
@@ -226,16 +235,19 @@ void BatchWriter::write_batch(WriteJob& job) {
     ok = false;  // a throwing sink loses the batch, which is counted below
   }
   counters_.batches.fetch_add(1, std::memory_order_relaxed);
-  const uint64_t app_events = job.events.size() - job.samples - job.drop_marks;
   if (ok) {
-    counters_.events_written.fetch_add(app_events, std::memory_order_relaxed);
+    counters_.events_written.fetch_add(job.events.size() - job.samples - job.drop_marks, std::memory_order_relaxed);
     counters_.samples_written.fetch_add(job.samples, std::memory_order_relaxed);
     return;
   }
+  lose_batch(job);
+}
+
+void BatchWriter::lose_batch(const WriteJob& job) {
   // The batch is gone: its events count as dropped and its samples as lost;
   // the drainer reports them, and the counts this batch carried, again with
   // a later batch.
-  counters_.dropped_io.fetch_add(app_events, std::memory_order_relaxed);
+  counters_.dropped_io.fetch_add(job.events.size() - job.samples - job.drop_marks, std::memory_order_relaxed);
   counters_.samples_lost.fetch_add(job.samples, std::memory_order_relaxed);
   std::vector<ThreadInfo> back = job.threads;  // every thread the runs name is there
   for (const EventRun& run : job.runs) {

@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "crash/crash_state.h"
 #include "ringprof/config.h"
 #include "ringprof/gpu.h"
 #include "ringprof/sink.h"
@@ -110,8 +111,10 @@ class BatchWriter {
   // wakes the drainer once one is written.
   bool full() noexcept;
   // Hands the job over. A job with a batch must not be given while full(),
-  // except the last ones before stop().
-  void give(std::unique_ptr<WriteJob> job);
+  // except the last ones before stop(). False when the queue had no memory
+  // for it: its batch is counted lost (as a failed write) and the table
+  // entries it carried must go with the next job.
+  bool give(std::unique_ptr<WriteJob> job);
   // Thread counts of lost batches, for the drainer to report again with a
   // later batch: each entry's dropped_ring, dropped_io and samples_lost.
   std::vector<ThreadInfo> take_returned_counts();
@@ -122,6 +125,7 @@ class BatchWriter {
   void run();
   void process(WriteJob& job);
   void write_batch(WriteJob& job);
+  void lose_batch(const WriteJob& job);  // counts a batch that never reached the sink
   void poll_trigger(uint64_t now_ns);
   void prepare_spare_job();
   static constexpr uint32_t kSpareJobs = kMaxBatchesInFlight + 1;
@@ -135,6 +139,7 @@ class BatchWriter {
   std::atomic<bool> drainer_waits_{false};
   std::thread thread_;
   WriterCounters counters_;
+  crash::WriterHandshake handshake_;  // with the fatal-signal handler (crash_state.h)
 
   // Writer thread only: its copy of the tables.
   std::vector<Location> locations_;

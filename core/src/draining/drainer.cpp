@@ -312,7 +312,41 @@ void Drainer::drain_all() {
     drain_ring(t);
     account_drops(t);
     maybe_grow(t, waiting, t.ring_dropped_seen != dropped_before, internal::monotonic_ns());
+    // A thread that moved to its successor: the old ring to its end, then
+    // on in the new one, in this same pass (flush() counts on it).
+    while (t.ring && t.next_ring && t.ring->switched() && finish_ring(t, wait_for_writer_)) {
+      drain_ring(t);
+      account_drops(t);
+    }
   }
+}
+
+bool Drainer::finish_ring(ThreadState& t, bool wait) {
+  const bool was = wait_for_writer_;
+  wait_for_writer_ = wait || was;
+  drain_ring(t);
+  wait_for_writer_ = was;
+  account_drops(t);
+  if (!wait && t.ring->readable() != 0) return false;  // a full writer: the rest next round
+  // A successor the thread took holds its events from here on; one it did
+  // not take is freed (withdrawn first, so it never takes it now).
+  Ring* next = std::exchange(t.next_ring, nullptr);
+  const bool taken = next && t.ring->withdraw_successor() == nullptr;
+  release_ring(t.ring, t.ring_grown);
+  t.ring = nullptr;
+  if (next && !taken) {
+    Ring::release(next);  // the thread's reference, never taken
+    release_ring(next, true);
+  }
+  if (!taken) {
+    rings_live_.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+  t.ring = next;
+  t.ring_grown = true;
+  t.ring_dropped_seen = 0;
+  if (!t.info.name.empty()) crash::note_thread_name(next, t.info.name.data(), t.info.name.size());
+  return true;
 }
 
 void Drainer::maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_t now_ns) {
@@ -516,6 +550,7 @@ bool Drainer::emit_batch(bool wait) {
   j.events.swap(events_);  // the job's emptied vector (capacity kept) becomes the next batch's
   j.runs.swap(runs_);
   j.threads = batch_threads_;
+  const size_t sent[4] = {locations_sent_, stacks_sent_, modules_sent_, gpu_names_sent_};
   const std::vector<Location>& locations = locations_.all();
   j.new_locations.assign(locations.begin() + static_cast<ptrdiff_t>(locations_sent_), locations.end());
   locations_sent_ = locations.size();
@@ -551,7 +586,14 @@ bool Drainer::emit_batch(bool wait) {
     t.info.samples_lost -= reported.samples_lost;
   }
   gpu_.written();
-  writer_->give(std::move(job));
+  if (!writer_->give(std::move(job))) {
+    // Lost before the writer saw it (counted there): the next batch carries
+    // the table entries this one did.
+    locations_sent_ = sent[0];
+    stacks_sent_ = sent[1];
+    modules_sent_ = sent[2];
+    gpu_names_sent_ = sent[3];
+  }
   events_.clear();
   runs_.clear();
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
@@ -586,32 +628,8 @@ void Drainer::reclaim_rings(bool all) {
     ThreadState& t = it->second;
     // A retired thread has made its last commit and its last drop before
     // setting the flag, so one more drain and drop count after seeing it
-    // (acquire) leave nothing behind.
-    while (t.ring && (all || t.ring->retired())) {
-      // Its last events: past a full writer too, as the ring goes now.
-      const bool was = wait_for_writer_;
-      wait_for_writer_ = true;
-      drain_ring(t);
-      wait_for_writer_ = was;
-      account_drops(t);
-      // A successor the thread took holds its events from here on; one it
-      // did not take is freed (withdrawn first, so it never takes it now).
-      Ring* next = std::exchange(t.next_ring, nullptr);
-      const bool taken = next && t.ring->withdraw_successor() == nullptr;
-      release_ring(t.ring, t.ring_grown);
-      t.ring = nullptr;
-      if (next && !taken) {
-        Ring::release(next);  // the thread's reference, never taken
-        release_ring(next, true);
-      }
-      if (!taken) {
-        rings_live_.fetch_sub(1, std::memory_order_relaxed);
-        break;
-      }
-      t.ring = next;
-      t.ring_grown = true;
-      t.ring_dropped_seen = 0;
-      if (!t.info.name.empty()) crash::note_thread_name(next, t.info.name.data(), t.info.name.size());
+    // (acquire) leave nothing behind. On stop() (all), every ring goes.
+    while (t.ring && (all || t.ring->retired()) && finish_ring(t, all)) {
     }
     if (!t.ring && !t.sampled && !t.in_batch && t.info.dropped_ring == 0 && t.info.dropped_io == 0 &&
         t.info.samples_lost == 0) {

@@ -89,6 +89,11 @@ class Drainer : private sampler::SampleVisitor {
   // than kRingCoverNs.
   void maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_t now_ns);
   void release_ring(Ring* r, bool grown);
+  // Reads a ring the thread left (retired, or moved to its successor) to its
+  // end and lets it go; the successor the thread took becomes its ring. With
+  // `wait`, past a full writer; without, false when events remain for the
+  // next round.
+  bool finish_ring(ThreadState& t, bool wait);
   // Adds to the thread's entry in thread_drops_ (recorder_stats()); any thread.
   void note_thread_drops(const ThreadInfo& t, uint64_t ring, uint64_t io);
   // Hands the batch to the writer. False, with the batch kept, when the
@@ -165,8 +170,8 @@ class Drainer : private sampler::SampleVisitor {
 
   // What the writer has of the append-only tables (emit_batch sends the rest).
   size_t locations_sent_ = 0, stacks_sent_ = 0, modules_sent_ = 0, gpu_names_sent_ = 0;
-  bool wait_for_writer_ = false;
-  uint64_t grown_bytes_ = 0;  // successor rings alive (growth), at most kMaxGrownBytes  // this round must not leave events behind (flush, stop)
+  bool wait_for_writer_ = false;  // this round must not leave events behind (flush, stop)
+  uint64_t grown_bytes_ = 0;      // successor rings alive (growth), at most kMaxGrownBytes
   std::unique_ptr<BatchWriter> writer_;  // last: its thread stops before the rest goes
 };
 
