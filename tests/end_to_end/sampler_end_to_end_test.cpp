@@ -98,6 +98,9 @@ TEST_P(SamplingEndToEnd, SharesAndNamesComeOutOfTheTools) {
   ASSERT_EQ(info.exit_code, 0) << info.err;
   const std::string mechanism = std::string(GetParam()) == "perf" ? "perf_event" : "timer_signal";
   EXPECT_NE(info.out.find("sampling: " + mechanism + " at 1000 Hz"), std::string::npos) << info.out;
+  // ringprof's own threads are not sampled.
+  EXPECT_EQ(info.out.find("\"ringprof-write\""), std::string::npos) << info.out;
+  EXPECT_EQ(info.out.find("\"ringprof-drain\""), std::string::npos) << info.out;
 
   // The statistical model (support/sampling_statistics.h): every period of a
   // watched thread's CPU time is a sample kept or counted lost, as far as the

@@ -66,9 +66,14 @@ BatchWriter::~BatchWriter() {
 
 bool BatchWriter::start() {
   crash::publish_writer(&handshake_);
-  if (start_quiet_thread(thread_, [this] { run(); })) return true;
-  crash::unpublish_writer(&handshake_);
-  return false;
+  if (!start_quiet_thread(thread_, [this] { run(); })) {
+    crash::unpublish_writer(&handshake_);
+    return false;
+  }
+  // Its id, for the sampler to leave it out; a thread starts in microseconds.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (tid() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  return true;
 }
 
 void BatchWriter::stop() {
@@ -140,7 +145,7 @@ std::vector<ThreadInfo> BatchWriter::take_returned_counts() {
 void BatchWriter::run() {
   prctl(PR_SET_NAME, "ringprof-write", 0, 0, 0);
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
-  handshake_.tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
+  handshake_.tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
   for (;;) {
     prepare_spare_job();
     WriteJob* raw = nullptr;

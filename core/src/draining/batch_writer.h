@@ -98,11 +98,14 @@ class BatchWriter {
   BatchWriter(const Config& config, Sink& sink, Callbacks callbacks);
   ~BatchWriter();
 
-  // Starts the thread (every signal blocked); false when it could not be made.
+  // Starts the thread (every signal blocked) and waits (at most a second)
+  // until it runs; false when it could not be made.
   bool start();
   // Enqueues the stop job and joins the thread once it has written everything.
   void stop();
   bool running() const { return thread_.joinable(); }
+  // The writer thread's kernel id once start() returned true (0 without it).
+  pid_t tid() const noexcept { return handshake_.tid.load(std::memory_order_acquire); }
 
   // ---- drainer side ----
   // A job to fill: a returned one (emptied, capacity kept) or a new one.

@@ -160,14 +160,15 @@ void Drainer::run() {
   drainer_priority::request_short_slice(kDrainerSliceNs);
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   guarded([&] { sink_->begin_session(session_info()); });
+  // From here on the writer makes the sink calls. Without its thread, the
+  // drainer makes them itself, inline (BatchWriter::give). It starts before
+  // the sampler, which must know it to leave it out.
+  if (!writer_->start())
+    std::fprintf(stderr, "ringprof: warning: could not start the writer thread; the drainer writes batches itself\n");
   guarded([&] { start_sampler(); });
   // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
   guarded([&] { level_subscription_ = level::subscribe([this](Mode m) { on_level(m); }); });
   guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
-  // From here on the writer makes the sink calls. Without its thread, the
-  // drainer makes them itself, inline (BatchWriter::give).
-  if (!writer_->start())
-    std::fprintf(stderr, "ringprof: warning: could not start the writer thread; the drainer writes batches itself\n");
   {
     // The sink has begun and the crash handler knows it; start() waits for it.
     std::lock_guard<std::mutex> lock(mutex_);

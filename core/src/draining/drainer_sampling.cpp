@@ -22,6 +22,7 @@ constexpr uint64_t kOldNameRefreshNs = 2000000000;
 void Drainer::start_sampler() {
   sampler_ = std::make_unique<sampler::Sampler>(config_.sample_hz, config_.sampler);
   if (!sampler_->on()) return;
+  sampler_->ignore(static_cast<uint32_t>(writer_->tid()));  // ringprof's own, like the drainer
   modules_.refresh();
   // Threads that recorded before the drainer's first look already have rings
   // (adopted on the first round); every other thread is found by this scan.

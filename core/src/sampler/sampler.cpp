@@ -106,7 +106,7 @@ void Sampler::warn_thread_failure(uint32_t tid, int err) {
 }
 
 bool Sampler::watch(uint32_t tid) {
-  if (mechanism_ == Mechanism::Off || stopped_ || tid == self_tid_ || tid == 0) return false;
+  if (mechanism_ == Mechanism::Off || stopped_ || tid == self_tid_ || tid == ignored_tid_ || tid == 0) return false;
   if (perf_.count(tid) || timers_.count(tid) || failed_.count(tid)) return false;
   int err = 0;
   if (mechanism_ == Mechanism::Perf) {

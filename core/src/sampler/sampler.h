@@ -52,6 +52,8 @@ class Sampler {
   // Starts sampling `tid` unless it already is, is the drainer, or cannot be.
   // True when newly covered.
   bool watch(uint32_t tid);
+  // Never samples `tid` (ringprof's own writer thread, like the drainer).
+  void ignore(uint32_t tid) { ignored_tid_ = tid; }
   // Every 100 ms (or when `force`): covers new threads (appended to *added)
   // and retires exited ones after delivering their last samples (appended to
   // *removed).
@@ -82,6 +84,7 @@ class Sampler {
   uint32_t hz_ = 0;       // the rate threads sample at (while not paused)
   bool paused_ = false;   // set_hz(0): threads are covered but not sampled
   uint32_t self_tid_ = 0;
+  uint32_t ignored_tid_ = 0;
   int signo_ = 0;
   StackReader::Mode reader_mode_ = StackReader::Mode::ProcessVmReadv;
   bool stopped_ = false;
