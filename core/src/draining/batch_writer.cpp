@@ -202,7 +202,15 @@ void BatchWriter::poll_trigger(uint64_t now_ns) {
 
 void BatchWriter::process(WriteJob& job) {
   if (job.has_batch) {
-    write_batch(job);
+    try {
+      write_batch(job);  // a throwing sink is caught there
+    } catch (...) {
+      // Out of memory before the sink saw the batch: it is lost, and counted.
+      try {
+        lose_batch(job);
+      } catch (...) {
+      }
+    }
     batches_in_flight_.fetch_sub(1, std::memory_order_seq_cst);
     if (drainer_waits_.exchange(false, std::memory_order_seq_cst)) drainer_wake::wake();
   }
