@@ -535,6 +535,9 @@ TEST(Recorder, FlushAfterAMoveToALargerRingHasEveryEvent) {
   c.ring_bytes = 64 * sizeof(Event);
   c.ring_max_bytes = 65536 * sizeof(Event);
   ASSERT_TRUE(start(c, sink));
+  struct StopAtEnd {
+    ~StopAtEnd() { stop(); }
+  } stop_at_end;  // also when an assertion returns early
   uint64_t zones = 0;
   int moves = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
