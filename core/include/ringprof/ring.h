@@ -68,6 +68,12 @@ void ring_switched(Ring* from, Ring* to) noexcept;
 // The drop marks a thread's ring writes around a gap (Ring::mark_drop_gaps).
 inline constexpr const char* kMarkDropsBegin = "ringprof.drops.begin";
 inline constexpr const char* kMarkDropsEnd = "ringprof.drops.end";
+// Whether a drained event is one of those marks (a Mark naming a static string).
+inline bool is_drop_mark(const Event& e) noexcept {
+  if (e.kind != EventKind::Mark || e.ref != NameRef::StaticString) return false;
+  const char* name = reinterpret_cast<const char*>(e.p0);
+  return std::strcmp(name, kMarkDropsBegin) == 0 || std::strcmp(name, kMarkDropsEnd) == 0;
+}
 
 class Ring {
  public:

@@ -22,11 +22,6 @@ namespace {
 // and the crash handshake again, when no trigger poll is due sooner.
 constexpr int64_t kIdleWaitUs = 100'000;
 
-bool is_drop_mark(const Event& e) noexcept {
-  if (e.kind != EventKind::Mark || e.ref != NameRef::StaticString) return false;
-  const char* name = reinterpret_cast<const char*>(e.p0);
-  return std::strcmp(name, kMarkDropsBegin) == 0 || std::strcmp(name, kMarkDropsEnd) == 0;
-}
 }  // namespace
 
 void WriteJob::clear() {
@@ -107,13 +102,7 @@ bool BatchWriter::give(std::unique_ptr<WriteJob> job) {
     // drainer writes the job itself, as the only thread on the sink.
     if (job->stop) return true;
     if (job->has_batch) batches_in_flight_.fetch_add(1, std::memory_order_acq_rel);  // process() counts it out
-    while (!crash::writer_begin_work(handshake_)) crash::writer_wait(handshake_);
-    try {
-      poll_trigger(internal::monotonic_ns());
-      process(*job);
-    } catch (...) {
-    }
-    crash::writer_end_work(handshake_);
+    run_job(job.get());
     job->clear();
     WriteJob* raw = job.release();
     if (!free_.enqueue(raw)) delete raw;
@@ -159,17 +148,8 @@ void BatchWriter::run() {
       if (wait_us <= 0 || !queue_.wait_dequeue_timed(raw, wait_us)) raw = nullptr;
     }
     std::unique_ptr<WriteJob> job(raw);
-    // The crash handler holds the sink: wait until it lets go (it only does
-    // when an earlier handler recovered from the signal).
-    while (!crash::writer_begin_work(handshake_)) crash::writer_wait(handshake_);
-    try {
-      poll_trigger(internal::monotonic_ns());
-      if (job) process(*job);
-    } catch (...) {
-      // A throwing user sink: the job's batch was counted as lost in write_batch.
-    }
+    run_job(job.get());
     if (job) handshake_.backlog.fetch_sub(1, std::memory_order_seq_cst);
-    crash::writer_end_work(handshake_);
     if (!job) continue;
     const bool stop = job->stop;
     job->clear();
@@ -192,6 +172,19 @@ void BatchWriter::prepare_spare_job() {
     job.release();
     ++spare_jobs_made_;
   }
+}
+
+void BatchWriter::run_job(WriteJob* job) {
+  // The crash handler holds the sink: wait until it lets go (it only does
+  // when an earlier handler recovered from the signal).
+  while (!crash::writer_begin_work(handshake_)) crash::writer_wait(handshake_);
+  try {
+    poll_trigger(internal::monotonic_ns());
+    if (job) process(*job);
+  } catch (...) {
+    // A throwing user sink: the job's batch was counted as lost in write_batch.
+  }
+  crash::writer_end_work(handshake_);
 }
 
 void BatchWriter::poll_trigger(uint64_t now_ns) {

@@ -126,6 +126,9 @@ class BatchWriter {
 
  private:
   void run();
+  // The trigger poll, then the job (if any), between the crash handshake's
+  // begin and end of work.
+  void run_job(WriteJob* job);
   void process(WriteJob& job);
   void write_batch(WriteJob& job);
   void lose_batch(const WriteJob& job);  // counts a batch that never reached the sink

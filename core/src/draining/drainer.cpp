@@ -25,9 +25,6 @@
 namespace ringprof {
 
 namespace {
-bool is_drop_mark(const char* name) noexcept {
-  return std::strcmp(name, kMarkDropsBegin) == 0 || std::strcmp(name, kMarkDropsEnd) == 0;
-}
 
 // The drainer's time slice (drainer_priority.h): short enough to preempt a
 // CPU hog as soon as a ring wakes it; a round rarely takes longer.
@@ -455,7 +452,7 @@ void Drainer::drain_ring(ThreadState& t) {
           out.loc = locations_.for_static_string(reinterpret_cast<const char*>(e.p0));
           // The ring's own drop marks are not the application's events: they
           // stay out of events_written, so recorded = written + dropped.
-          if (e.kind == EventKind::Mark && is_drop_mark(reinterpret_cast<const char*>(e.p0))) ++drop_marks_in_batch_;
+          if (is_drop_mark(e)) ++drop_marks_in_batch_;
           break;
         case NameRef::Inline: {
           name_buffer_.clear();
