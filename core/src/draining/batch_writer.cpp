@@ -161,9 +161,10 @@ void BatchWriter::run() {
 void BatchWriter::prepare_spare_job() {
   // Fresh memory is slow to touch the first time (a page fault per 4 KiB,
   // several microseconds each on some virtual machines): the writer, not the
-  // drainer, pays for it, while it has nothing else to do. At most
+  // drainer, pays for it, while it has nothing else to do (never with a job
+  // waiting: that would hold the job up by milliseconds). At most
   // kSpareJobs such jobs wait, so memory stays bounded.
-  if (spare_jobs_made_ >= kSpareJobs || free_.size_approx() != 0) return;
+  if (spare_jobs_made_ >= kSpareJobs || free_.size_approx() != 0 || queue_.size_approx() != 0) return;
   auto job = std::make_unique<WriteJob>();
   job->events.resize(batch_capacity_);
   job->events.clear();
