@@ -149,3 +149,75 @@ TEST(BatchWriter, FlushReturnsOnceTheSinkHasEverything) {
   }
   stop();
 }
+
+namespace {
+// A disk that is slow but alive: each write takes `write_ms`.
+class SlowSink : public CaptureSink {
+ public:
+  explicit SlowSink(int write_ms) : write_ms_(write_ms) {}
+  bool write(const Batch& b) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(write_ms_));  // the disk's time, not a wait
+    return CaptureSink::write(b);
+  }
+
+ private:
+  int write_ms_;
+};
+}  // namespace
+
+// stop() waits as long as the writer makes progress, past Config::stall_ms in
+// all: 20 batches of 40 ms each (800 ms) against a stall limit of 200 ms.
+TEST(BatchWriter, StopWaitsForASlowWriterThatKeepsWriting) {
+  auto sink = std::make_shared<SlowSink>(40);
+  Config c = small_config();
+  c.ring_bytes = 65536 * sizeof(Event);  // all of it fits: the drainer waits for the writer
+  c.stall_ms = 200;
+  ASSERT_TRUE(start(c, sink));
+  constexpr int kZones = 10 * 1024;  // 20 full batches of 1024 events
+  record_zones(kZones);
+  stop();
+  const RecorderStats s = recorder_stats();
+  EXPECT_EQ(s.events_written, 2u * kZones);
+  EXPECT_EQ(s.dropped_ring, 0u);
+  EXPECT_GE(s.batches, 20u);
+  EXPECT_TRUE(sink->ended);
+}
+
+// A writer stuck for good (a dead disk): stop() gives up once it has written
+// nothing for stall_ms, and the application goes on. The drainer it leaves
+// behind finishes when the disk comes back.
+TEST(BatchWriter, StopGivesUpOnAWriterThatWritesNothing) {
+  auto sink = std::make_shared<GateSink>();
+  Config c = small_config();
+  c.stall_ms = 300;
+  ASSERT_TRUE(start(c, sink));
+  record_zones(2000);
+  ASSERT_TRUE(sink->wait_for_writes(1, std::chrono::seconds(30)));
+  const auto before = std::chrono::steady_clock::now();
+  testing::internal::CaptureStderr();
+  stop();
+  const std::string err = testing::internal::GetCapturedStderr();
+  const auto waited = std::chrono::steady_clock::now() - before;
+  EXPECT_GE(waited, std::chrono::milliseconds(300));
+  EXPECT_LT(waited, std::chrono::seconds(30));
+  EXPECT_NE(err.find("wrote nothing for 300 ms while stopping"), std::string::npos) << err;
+  EXPECT_FALSE(sink->ended);
+  // Recording is off: a new session can start (and stop) at once.
+  auto next = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(small_config(), next));
+  stop();
+  EXPECT_TRUE(next->ended);
+  // The disk comes back: the drainer left behind writes what it held and ends.
+  sink->release();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(sink->mutex_);
+      if (sink->ended) break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::yield();
+  }
+  std::lock_guard<std::mutex> lock(sink->mutex_);
+  EXPECT_EQ(sink->events.size(), 4000u);
+}

@@ -103,7 +103,7 @@ TEST(Config, GoodValuesLand) {
           {"RINGPROF_RING_BYTES", "64K"},   {"RINGPROF_ZSTD_LEVEL", "9"},    {"RINGPROF_SINK", "null"},
           {"RINGPROF_CLOCK", "monotonic"},  {"RINGPROF_DRAIN_MS", "3"},      {"RINGPROF_FLUSH_MS", "250"},
           {"RINGPROF_BATCH_EVENTS", "4096"}, {"RINGPROF_FLUSH_AT_EXIT", "0"}, {"RINGPROF_IO_RETRY_MS", "0"},
-          {"RINGPROF_RING_MAX_BYTES", "8M"}};
+          {"RINGPROF_RING_MAX_BYTES", "8M"}, {"RINGPROF_STALL_MS", "2500"}};
   std::vector<std::string> warnings;
   const Config c = config_from_env(&warnings);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
@@ -120,6 +120,7 @@ TEST(Config, GoodValuesLand) {
   EXPECT_EQ(c.batch_events, 4096u);
   EXPECT_FALSE(c.flush_at_exit);
   EXPECT_EQ(c.io_retry_ms, 0u);
+  EXPECT_EQ(c.stall_ms, 2500u);
 }
 
 TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {

@@ -40,6 +40,8 @@ struct Config {
   uint32_t ring_drain_percent = 25;          // a ring this full wakes the drainer (its wake fill)
 
   bool flush_at_exit = true;                 // RINGPROF_FLUSH_AT_EXIT: stop() from exit()
+  uint32_t stall_ms = 10000;                 // RINGPROF_STALL_MS: stop() and flush() give up on a writer
+                                             // that writes nothing this long (a dead disk)
 
   // GPU activity through CUPTI; used by builds with CUPTI support only (docs/gpu.md).
   bool gpu = true;                           // RINGPROF_GPU: 0 leaves CUPTI alone

@@ -84,7 +84,7 @@ Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t sess
 
 Drainer::~Drainer() {
   // The recorder deletes a drainer only after stop() returned true.
-  if (thread_.joinable()) stop(std::chrono::seconds(10));
+  if (thread_.joinable()) stop();
 }
 
 bool Drainer::start() {
@@ -98,12 +98,12 @@ bool Drainer::start() {
   return true;
 }
 
-bool Drainer::stop(std::chrono::milliseconds limit) {
+bool Drainer::stop() {
   std::unique_lock<std::mutex> lock(mutex_);
   stop_requested_ = true;
   drainer_wake::wake();
   if (!thread_.joinable()) return true;
-  if (!flushed_.wait_for(lock, limit, [&] { return finished_; })) {
+  if (!wait_while_writing(lock, std::chrono::milliseconds(config_.stall_ms), [&] { return finished_; })) {
     // A sink stuck on a dead disk: leave the thread behind rather than hang
     // the application. The caller must then never delete this drainer.
     thread_.detach();
@@ -119,8 +119,25 @@ void Drainer::flush() {
   if (!thread_.joinable() || stop_requested_) return;
   const uint64_t ticket = ++flush_requested_;
   drainer_wake::wake();
-  // Bounded wait: a sink stuck on a dead disk must not hang the application.
-  flushed_.wait_for(lock, std::chrono::seconds(10), [&] { return flush_done_ >= ticket; });
+  // Bounded: a sink stuck on a dead disk must not hang the application.
+  wait_while_writing(lock, std::chrono::milliseconds(config_.stall_ms), [&] { return flush_done_ >= ticket; });
+}
+
+template <typename Done>
+bool Drainer::wait_while_writing(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds limit, Done done) {
+  // The limit is for a writer that makes no progress (a dead disk), not for
+  // the whole wait: a large backlog (grown rings, a slow machine, a sanitizer
+  // build) on a disk that still takes data is written out to the end. It is
+  // bounded all the same, since nothing new is recorded into a stopping
+  // session faster than it can be written for long.
+  const WriterCounters& w = writer_->counters();
+  uint64_t seen = w.batches.load(std::memory_order_relaxed);
+  for (;;) {
+    if (flushed_.wait_for(lock, limit, done)) return true;
+    const uint64_t now = w.batches.load(std::memory_order_relaxed);
+    if (now == seen) return false;
+    seen = now;
+  }
 }
 
 RecorderStats Drainer::stats() const {

@@ -52,9 +52,11 @@ class Drainer : private sampler::SampleVisitor {
   // Starts the thread. False when the thread could not be created.
   bool start();
   // Drains and writes everything, ends the sink's session, joins the thread.
-  // Returns false when the thread did not finish within `limit`: it is then
-  // left running detached and this object must never be deleted.
-  bool stop(std::chrono::milliseconds limit);
+  // Returns false when the writer wrote no batch for Config::stall_ms while
+  // it had not finished (a dead disk): the thread is then left running
+  // detached and this object must never be deleted.
+  bool stop();
+  uint32_t stall_ms() const noexcept { return config_.stall_ms; }
   // Drains and writes everything recorded so far, waits until the sink has it.
   void flush();
 
@@ -81,6 +83,10 @@ class Drainer : private sampler::SampleVisitor {
   void adopt_new_rings();
   void drain_all();
   bool control_pending();             // stop() or flush() waits for a round not yet done
+  // Waits on flushed_ until done(); false once the writer wrote no batch for
+  // `limit` without done() coming true.
+  template <typename Done>
+  bool wait_while_writing(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds limit, Done done);
   bool rings_need_draining() const;   // a ring past its wake fill, or a new ring
   void drain_ring(ThreadState& t);
   void account_drops(ThreadState& t);

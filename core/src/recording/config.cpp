@@ -121,6 +121,7 @@ Config config_from_env(std::vector<std::string>* warnings) {
   env.integer("RINGPROF_FLUSH_MS", &c.flush_interval_ms, 1, 600000);
   env.integer("RINGPROF_BATCH_EVENTS", &c.batch_events, 1024, 1 << 22);
   env.boolean("RINGPROF_FLUSH_AT_EXIT", &c.flush_at_exit);
+  env.integer("RINGPROF_STALL_MS", &c.stall_ms, 1, 600000);
   env.boolean("RINGPROF_GPU", &c.gpu);
   c.gpu_requested = c.gpu && env.get("RINGPROF_GPU") != nullptr;
   env.bytes("RINGPROF_CUPTI_BUFFER_SIZE", &c.cupti_buffer_bytes, 64ull << 10, 256ull << 20);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include "recording/clock.h"
 #include "draining/drainer.h"
@@ -33,9 +34,6 @@ constinit std::atomic<uint32_t> g_session{0};
 
 namespace {
 
-// How long stop() (and so exit()) waits for the drainer to write what is
-// left before leaving it behind: a dead disk must not hang the application.
-constexpr std::chrono::seconds kStopLimit{10};
 
 struct RecorderState {
   std::mutex control;
@@ -43,6 +41,9 @@ struct RecorderState {
   bool exit_hook_installed = false;
   bool flush_at_exit = true;  // of the running session
   RecorderStats last_stats;  // of the most recent session, after stop()
+  // Drainers left behind by stop() on a dead disk: still running, never
+  // deleted; held here so they stay reachable (leak checkers, debuggers).
+  std::vector<Drainer*> left_behind;
 };
 
 // Immortal, and re-created fresh in a forked child, where the parent's mutex
@@ -250,6 +251,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   safe.ring_drain_percent = std::clamp<uint32_t>(safe.ring_drain_percent, 1, 100);
   safe.ring_bytes = std::clamp<uint32_t>(safe.ring_bytes, 64 * sizeof(Event), 1u << 30);
   safe.ring_max_bytes = std::min<uint32_t>(safe.ring_max_bytes, 1u << 30);  // below ring_bytes: no growth
+  safe.stall_ms = std::clamp<uint32_t>(safe.stall_ms, 1, 600000);
   g_ring_capacity.store(safe.ring_bytes / sizeof(Event), std::memory_order_relaxed);
   g_ring_wake_percent.store(safe.ring_drain_percent, std::memory_order_relaxed);
   Drainer* d = nullptr;
@@ -281,15 +283,21 @@ void stop() {
   if (!s.drainer) return;
   ops::session_stopping();  // open windows end (their marks) while recording is still on
   internal::g_session.store(0, std::memory_order_release);
-  const bool finished = s.drainer->stop(kStopLimit);
+  // stop() (and so exit()) waits while the writer makes progress: a dead disk
+  // must not hang the application, a slow one that still takes data gets it all.
+  const bool finished = s.drainer->stop();
   s.last_stats = s.drainer->stats();
   if (finished) {
     delete s.drainer;
   } else {
+    try {
+      s.left_behind.push_back(s.drainer);
+    } catch (...) {
+    }
     std::fprintf(stderr,
-                 "ringprof: warning: the drainer did not finish writing within %lld s (stuck disk?); "
+                 "ringprof: warning: the drainer wrote nothing for %u ms while stopping (stuck disk?); "
                  "leaving it behind, events still in memory may be lost\n",
-                 static_cast<long long>(kStopLimit.count()));
+                 s.drainer->stall_ms());
   }
   s.drainer = nullptr;
 }
