@@ -1,5 +1,5 @@
 // `ringprof convert`, `flame` and `pprof`: the recording as files other tools
-// read (a Chrome trace, collapsed stacks, a pprof profile).
+// read (a Chrome or Perfetto trace, collapsed stacks, a pprof profile).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -11,6 +11,7 @@
 #include "ringprof/tools/chrome_trace.h"
 #include "ringprof/tools/flame_graph.h"
 #include "ringprof/tools/output_file.h"
+#include "ringprof/tools/perfetto_trace.h"
 #include "ringprof/tools/pprof_export.h"
 #include "ringprof/tools/sample_profile.h"
 #include "ringprof/tools/stack_resolver.h"
@@ -26,6 +27,7 @@ struct ExportArgs {
   std::string thread;
   std::vector<std::string> symbol_paths;
   bool per_thread = false;  // flame --per-thread
+  std::string format;       // convert --format: chrome | perfetto ("" picks by the output's name)
 };
 
 CLI::App& add_export(CLI::App& app, const char* name, const char* description, ExportArgs& args,
@@ -60,11 +62,19 @@ int run_convert(const ExportArgs& a) {
   options.window = a.window;
   options.thread = a.thread;
   options.symbol_paths = a.symbol_paths;
-  ChromeTraceStats stats;
   std::string error;
-  const bool written = write_chrome_trace_file(input.reader(), options, a.output, &stats, &error);
+  bool written = false;
+  const bool perfetto = a.format == "perfetto" || (a.format.empty() && is_perfetto_trace_path(a.output));
+  if (perfetto) {
+    PerfettoTraceStats stats;
+    written = write_perfetto_trace_file(input.reader(), options, a.output, &stats, &error);
+    report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones);
+  } else {
+    ChromeTraceStats stats;
+    written = write_chrome_trace_file(input.reader(), options, a.output, &stats, &error);
+    report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones);
+  }
   int status = report_problems(input.reader());
-  report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones);
   if (!written) {
     print_error(error);
     status = kExitDamaged;
@@ -113,8 +123,14 @@ int run_pprof(const ExportArgs& a) {
 void add_export_commands(CLI::App& app) {
   auto convert = std::make_shared<ExportArgs>();
   CLI::App& c =
-      add_export(app, "convert", "a Chrome trace (Trace Event Format) for the Perfetto UI or chrome://tracing",
-                 *convert, "where to write it (required; OUT ending in .gz is gzipped, - is stdout)");
+      add_export(app, "convert", "a Chrome trace (JSON) or a Perfetto trace (protobuf) for the Perfetto UI",
+                 *convert,
+                 "where to write it (required; .pftrace or .perfetto-trace: a Perfetto trace; "
+                 "ending in .gz: gzipped; - is stdout)");
+  c.add_option("--format", convert->format,
+               "chrome (Trace Event Format JSON) or perfetto (Perfetto's protobuf trace); "
+               "default: perfetto for OUT ending in .pftrace or .perfetto-trace, else chrome")
+      ->check(CLI::IsMember({"chrome", "perfetto"}));
   on_run(c, [convert] {
     if (const int status = prepare("convert", *convert, true)) return status;
     return run_convert(*convert);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "symbols/demangle.h"
+#include "exporters/gpu_labels.h"
 #include "exporters/json_text.h"
 #include "ringprof/tools/gpu_occupancy.h"
 
@@ -29,26 +30,6 @@ void append_fixed(std::string& out, double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   out += buf;
-}
-
-std::string dims(const int32_t d[3]) {
-  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
-
-// API calls that make the GPU work, and so start a flow arrow.
-bool launches_work(const std::string& name) {
-  return name.find("Launch") != std::string::npos || name.find("Memcpy") != std::string::npos ||
-         name.find("Memset") != std::string::npos;
-}
-
-const char* sync_name(uint8_t type) {
-  switch (type) {
-    case 1: return "cudaEventSynchronize";
-    case 2: return "cudaStreamWaitEvent";
-    case 3: return "cudaStreamSynchronize";
-    case 4: return "cudaDeviceSynchronize";
-    default: return "synchronize";
-  }
 }
 
 }  // namespace
@@ -153,8 +134,8 @@ void GpuTraceWriter::segment(const SegmentView& view) {
       case GpuKind::Kernel: {
         const uint32_t tid = stream_track(a.device, a.stream);
         track(tid, "GPU " + std::to_string(a.device) + " stream " + std::to_string(a.stream), 1000000 + (tid & 0x3fffffff));
-        arg_str("grid", dims(a.grid));
-        arg_str("block", dims(a.block));
+        arg_str("grid", gpu_dims(a.grid));
+        arg_str("block", gpu_dims(a.block));
         arg("registers_per_thread", a.registers);
         arg("static_shared_memory", a.static_smem);
         arg("dynamic_shared_memory", a.dynamic_smem);
@@ -198,7 +179,7 @@ void GpuTraceWriter::segment(const SegmentView& view) {
         arg("correlation", a.correlation);
         arg("return", a.value);
         complete(name, a.kind == GpuKind::RuntimeApi ? "cuda_runtime" : "cuda_driver", a.start_ns, dur, a.tid, args);
-        if (launches_work(name)) flow("s", a.start_ns, a.tid, a.correlation);
+        if (gpu_api_launches_work(name)) flow("s", a.start_ns, a.tid, a.correlation);
         break;
       }
       case GpuKind::Sync: {
@@ -206,7 +187,7 @@ void GpuTraceWriter::segment(const SegmentView& view) {
         track(tid, "CUDA sync (context " + std::to_string(a.context) + ")", 2000000 + a.context);
         arg("stream", a.stream);
         arg("correlation", a.correlation);
-        complete(sync_name(a.sub_kind), "cuda_sync", a.start_ns, dur, tid, args);
+        complete(gpu_sync_name(a.sub_kind), "cuda_sync", a.start_ns, dur, tid, args);
         break;
       }
       case GpuKind::Overhead:

@@ -1,0 +1,443 @@
+// Perfetto trace writer: hand-built files in, the output parsed back with the
+// classes protoc generates from schemas/perfetto_trace.proto, and read the way
+// trace_processor reads it (sequences, interning, the delta clock, default
+// tracks); every event is then checked against what the inputs say it must be.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "perfetto_trace.pb.h"
+#include "ringprof/tools/chrome_trace.h"
+#include "ringprof/tools/perfetto_trace.h"
+#include "ringprof/tools/trace_reader.h"
+#include "support/test_support.h"
+#include "support/trace_builder.h"
+
+namespace ringprof {
+namespace {
+
+namespace pf = ::ringprof::perfetto;
+using testing::TraceBuilder;
+
+constexpr uint64_t T = 1'000'000'000ull;
+
+// ---- a reader of the output, as trace_processor resolves it ----
+
+struct Event {
+  uint64_t ts = 0;
+  uint64_t track = 0;
+  pf::TrackEvent::Type type = pf::TrackEvent::TYPE_UNSPECIFIED;
+  std::string name, category, file;
+  uint32_t line = 0;
+  std::map<std::string, std::string> args;  // every value as text
+  std::vector<uint64_t> flows, terminating_flows;
+  bool has_value = false;
+  double value = 0;
+};
+
+struct Frame {
+  std::string function, file, mapping, build_id;
+  uint32_t line = 0;
+  uint64_t rel_pc = 0;
+};
+
+struct Sample {
+  uint64_t ts = 0;
+  uint32_t pid = 0, tid = 0;
+  std::vector<Frame> frames;  // root first
+};
+
+struct Model {
+  std::map<uint64_t, pf::TrackDescriptor> tracks;
+  std::vector<Event> events;
+  std::vector<Sample> samples;
+  std::vector<pf::ClockSnapshot> clocks;  // the builtin-clock snapshots
+  size_t packets = 0;
+  std::string error;  // the first thing a reader could not resolve
+
+  uint64_t track_named(const std::string& name) const {
+    for (const auto& [uuid, t] : tracks)
+      if (t.name() == name || (t.has_thread() && t.thread().thread_name() == name)) return uuid;
+    return 0;
+  }
+  std::vector<Event> on(uint64_t track) const {
+    std::vector<Event> v;
+    for (const Event& e : events)
+      if (e.track == track) v.push_back(e);
+    std::stable_sort(v.begin(), v.end(), [](const Event& a, const Event& b) { return a.ts < b.ts; });
+    return v;
+  }
+};
+
+struct SequenceState {
+  bool cleared = false;
+  uint32_t clock = 6;  // BOOTTIME, the reader's default
+  uint64_t default_track = 0;
+  bool has_delta = false;
+  uint64_t delta_value = 0;
+  std::map<uint64_t, std::string> names, categories, annotation_names, strings;
+  std::map<uint64_t, pf::SourceLocation> locations;
+  std::map<uint64_t, pf::Frame> frames;
+  std::map<uint64_t, pf::Callstack> callstacks;
+  std::map<uint64_t, pf::Mapping> mappings;
+};
+
+Model read_model(const std::string& bytes) {
+  Model m;
+  pf::Trace trace;
+  if (!trace.ParseFromString(bytes)) {
+    m.error = "not a Trace message";
+    return m;
+  }
+  std::map<uint32_t, SequenceState> seqs;
+  for (const pf::TracePacket& p : trace.packet()) {
+    ++m.packets;
+    if (!p.has_trusted_packet_sequence_id()) {
+      m.error = "a packet without a sequence";
+      continue;
+    }
+    SequenceState& s = seqs[p.trusted_packet_sequence_id()];
+    if (p.sequence_flags() & pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
+      s = SequenceState();
+      s.cleared = true;
+    }
+    if (!s.cleared && m.error.empty()) m.error = "a sequence whose state was never cleared";
+    if (p.has_trace_packet_defaults()) {
+      s.clock = p.trace_packet_defaults().timestamp_clock_id();
+      s.default_track = p.trace_packet_defaults().track_event_defaults().track_uuid();
+    }
+    if (p.has_clock_snapshot()) {
+      bool builtin_only = true;
+      for (const auto& c : p.clock_snapshot().clocks()) {
+        if (c.clock_id() >= 64) {
+          builtin_only = false;
+          if (c.is_incremental()) {
+            s.has_delta = true;
+            s.delta_value = c.timestamp();
+          }
+        }
+      }
+      if (builtin_only) m.clocks.push_back(p.clock_snapshot());
+    }
+    const pf::InternedData& in = p.interned_data();
+    for (const auto& n : in.event_names()) s.names[n.iid()] = n.name();
+    for (const auto& n : in.event_categories()) s.categories[n.iid()] = n.name();
+    for (const auto& n : in.debug_annotation_names()) s.annotation_names[n.iid()] = n.name();
+    for (const auto& l : in.source_locations()) s.locations[l.iid()] = l;
+    for (const auto& list : {&in.function_names(), &in.source_paths(), &in.mapping_paths(), &in.build_ids()})
+      for (const auto& str : *list) s.strings[str.iid()] = str.str();
+    for (const auto& f : in.frames()) s.frames[f.iid()] = f;
+    for (const auto& c : in.callstacks()) s.callstacks[c.iid()] = c;
+    for (const auto& mp : in.mappings()) s.mappings[mp.iid()] = mp;
+
+    uint64_t ts = p.timestamp();
+    const uint32_t clock = p.has_timestamp_clock_id() ? p.timestamp_clock_id() : s.clock;
+    if (p.has_timestamp()) {
+      if (clock == 64) {
+        if (!s.has_delta && m.error.empty()) m.error = "the delta clock used before it was defined";
+        s.delta_value += p.timestamp();
+        ts = s.delta_value;
+      } else if (clock != pf::BUILTIN_CLOCK_MONOTONIC && m.error.empty()) {
+        m.error = "a timestamp on clock " + std::to_string(clock);
+      }
+    }
+    if (p.has_track_descriptor()) m.tracks[p.track_descriptor().uuid()] = p.track_descriptor();
+    if (p.has_track_event()) {
+      const pf::TrackEvent& te = p.track_event();
+      Event e;
+      e.ts = ts;
+      e.type = te.type();
+      e.track = te.has_track_uuid() ? te.track_uuid() : s.default_track;
+      if (te.has_name_iid()) {
+        if (!s.names.count(te.name_iid()) && m.error.empty()) m.error = "an unknown name iid";
+        e.name = s.names[te.name_iid()];
+      } else {
+        e.name = te.name();
+      }
+      for (uint64_t c : te.category_iids()) e.category = s.categories[c];
+      if (te.has_source_location_iid()) {
+        const pf::SourceLocation& l = s.locations.at(te.source_location_iid());
+        e.file = l.file_name();
+        e.line = l.line_number();
+      }
+      for (const pf::DebugAnnotation& a : te.debug_annotations()) {
+        const std::string key = a.has_name_iid() ? s.annotation_names.at(a.name_iid()) : a.name();
+        std::string v;
+        if (a.has_uint_value()) v = std::to_string(a.uint_value());
+        else if (a.has_int_value()) v = std::to_string(a.int_value());
+        else if (a.has_bool_value()) v = a.bool_value() ? "true" : "false";
+        else if (a.has_string_value()) v = a.string_value();
+        else if (a.has_double_value()) v = std::to_string(a.double_value());
+        e.args[key] = v;
+      }
+      e.flows.assign(te.flow_ids().begin(), te.flow_ids().end());
+      e.terminating_flows.assign(te.terminating_flow_ids().begin(), te.terminating_flow_ids().end());
+      if (te.has_double_counter_value()) {
+        e.has_value = true;
+        e.value = te.double_counter_value();
+      } else if (te.has_counter_value()) {
+        e.has_value = true;
+        e.value = static_cast<double>(te.counter_value());
+      }
+      m.events.push_back(e);
+    }
+    if (p.has_perf_sample()) {
+      Sample smp;
+      smp.ts = ts;
+      smp.pid = p.perf_sample().pid();
+      smp.tid = p.perf_sample().tid();
+      for (uint64_t fid : s.callstacks.at(p.perf_sample().callstack_iid()).frame_ids()) {
+        const pf::Frame& f = s.frames.at(fid);
+        Frame fr;
+        fr.function = s.strings.at(f.function_name_id());
+        if (f.has_source_path_iid()) fr.file = s.strings.at(f.source_path_iid());
+        fr.line = f.line_number();
+        fr.rel_pc = f.rel_pc();
+        const pf::Mapping& mp = s.mappings.at(f.mapping_id());
+        for (uint64_t part : mp.path_string_ids()) fr.mapping += "/" + s.strings.at(part);
+        if (mp.has_build_id()) fr.build_id = s.strings.at(mp.build_id());
+        smp.frames.push_back(fr);
+      }
+      m.samples.push_back(smp);
+    }
+  }
+  return m;
+}
+
+std::string convert(const std::vector<std::string>& paths, const PerfettoTraceOptions& options = {},
+                    PerfettoTraceStats* stats = nullptr) {
+  TraceReader reader(paths);
+  std::ostringstream out;
+  PerfettoTraceStats s = write_perfetto_trace(reader, options, out);
+  if (stats) *stats = s;
+  return out.str();
+}
+
+// The Chrome trace test's workload (times in ns after T):
+//   main (tid 5001): forward [1000, 4000] (model.cpp:42) containing
+//     backward [2000, 2500]; flow 7 "batch" begins at 2100 inside backward;
+//     counter loss = 0.5 at 3000; forward again from 8000, never closed;
+//     counter loss = -1.25 at 9000 (the thread's last event).
+//   loader (tid 5002): flow step at 5000, instant "checkpoint" (ckpt.cpp:7)
+//     at 5500, flow end at 6000, step 3 at 7000.
+void write_workload(const std::string& path) {
+  TraceBuilder b;
+  const uint32_t forward = b.location("forward", "model.cpp", 42);
+  const uint32_t backward = b.location("backward");
+  const uint32_t loss = b.location("loss");
+  const uint32_t checkpoint = b.location("checkpoint", "ckpt.cpp", 7);
+  const uint32_t batch = b.location("batch");
+  const uint32_t main_th = b.thread(5001, "main");
+  const uint32_t loader = b.thread(5002, "loader");
+  b.begin(main_th, T + 1000, forward);
+  b.begin(main_th, T + 2000, backward);
+  b.flow_begin(main_th, T + 2100, 7, batch);
+  b.end(main_th, T + 2500);
+  b.flush();
+  b.counter(main_th, T + 3000, loss, 0.5);
+  b.end(main_th, T + 4000);
+  b.begin(main_th, T + 8000, forward);
+  b.counter(main_th, T + 9000, loss, -1.25);
+  b.flow_step(loader, T + 5000, 7);
+  b.instant(loader, T + 5500, checkpoint);
+  b.flow_end(loader, T + 6000, 7);
+  b.step(loader, T + 7000, 3);
+  b.flush();
+  test::write_file(path, b.bytes());
+}
+
+// Slices on a track as "name[begin,end]" from its begin/end events, nested
+// by a stack as trace_processor nests them; "!" marks an end with no begin.
+std::vector<std::string> slices(const std::vector<Event>& events) {
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, uint64_t>> open;
+  for (const Event& e : events) {
+    if (e.type == pf::TrackEvent::TYPE_SLICE_BEGIN) open.emplace_back(e.name, e.ts);
+    if (e.type != pf::TrackEvent::TYPE_SLICE_END) continue;
+    if (open.empty()) {
+      out.push_back("!");
+      continue;
+    }
+    out.push_back(open.back().first + "[" + std::to_string(open.back().second - T) + "," + std::to_string(e.ts - T) +
+                  "]");
+    open.pop_back();
+  }
+  for (const auto& o : open) out.push_back(o.first + "[" + std::to_string(o.second - T) + ",open]");
+  return out;
+}
+
+TEST(PerfettoTrace, EveryEventFieldByField) {
+  test::TempDir dir;
+  write_workload(dir.file("a.rpf"));
+  PerfettoTraceStats stats;
+  const std::string bytes = convert({dir.file("a.rpf")}, {}, &stats);
+  const Model m = read_model(bytes);
+  ASSERT_EQ(m.error, "");
+  EXPECT_EQ(stats.packets_written, m.packets);
+  EXPECT_EQ(stats.bytes_written, bytes.size());
+
+  // Tracks: the process, its two threads under it.
+  const uint64_t proc = [&] {
+    for (const auto& [uuid, t] : m.tracks)
+      if (t.has_process()) return uuid;
+    return uint64_t{0};
+  }();
+  ASSERT_NE(proc, 0u);
+  EXPECT_EQ(m.tracks.at(proc).process().pid(), 4242);
+  EXPECT_EQ(m.tracks.at(proc).process().process_name(), "trainer");
+  const uint64_t main_t = m.track_named("main"), loader = m.track_named("loader");
+  ASSERT_NE(main_t, 0u);
+  ASSERT_NE(loader, 0u);
+  EXPECT_EQ(m.tracks.at(main_t).thread().tid(), 5001);
+  EXPECT_EQ(m.tracks.at(main_t).thread().pid(), 4242);
+  EXPECT_EQ(m.tracks.at(main_t).parent_uuid(), proc);
+  EXPECT_EQ(m.tracks.at(loader).thread().tid(), 5002);
+
+  // The clock: CLOCK_MONOTONIC is the trace's clock; the process's start
+  // relates it to wall-clock time.
+  ASSERT_EQ(m.clocks.size(), 1u);
+  EXPECT_EQ(m.clocks[0].primary_trace_clock(), pf::BUILTIN_CLOCK_MONOTONIC);
+  ASSERT_EQ(m.clocks[0].clocks_size(), 2);
+  EXPECT_EQ(m.clocks[0].clocks(0).clock_id(), static_cast<uint32_t>(pf::BUILTIN_CLOCK_MONOTONIC));
+  EXPECT_EQ(m.clocks[0].clocks(1).clock_id(), static_cast<uint32_t>(pf::BUILTIN_CLOCK_REALTIME));
+
+  // main: forward [1000, 4000] around backward [2000, 2500]; forward from
+  // 8000, closed at the thread's last event (9000) and flagged unterminated.
+  const std::vector<Event> on_main = m.on(main_t);
+  EXPECT_EQ(slices(on_main), (std::vector<std::string>{"backward[2000,2500]", "forward[1000,4000]", "forward[8000,9000]"}));
+  std::vector<Event> begins, ends;
+  for (const Event& e : on_main) {
+    if (e.type == pf::TrackEvent::TYPE_SLICE_BEGIN) begins.push_back(e);
+    if (e.type == pf::TrackEvent::TYPE_SLICE_END) ends.push_back(e);
+  }
+  ASSERT_EQ(begins.size(), 3u);
+  EXPECT_EQ(begins[0].category, "ringprof");
+  EXPECT_EQ(begins[0].file, "model.cpp");
+  EXPECT_EQ(begins[0].line, 42u);
+  EXPECT_EQ(begins[1].file, "");  // backward: no call site known
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_TRUE(ends[0].args.empty());
+  EXPECT_EQ(ends[2].args, (std::map<std::string, std::string>{{"unterminated", "true"}}));
+  EXPECT_EQ(stats.zones_written, 3u);
+  EXPECT_EQ(stats.unterminated_zones, 1u);
+  EXPECT_EQ(stats.unmatched_zone_ends, 0u);
+
+  // The flow: an instant at each flow event, inside the enclosing zone, with
+  // the flow's id; the end terminates it. Steps and the end take the
+  // begin's name.
+  std::vector<Event> flows;
+  for (const Event& e : m.events)
+    if (e.category == "flow") flows.push_back(e);
+  ASSERT_EQ(flows.size(), 3u);
+  const uint64_t flow_ts[] = {T + 2100, T + 5000, T + 6000};
+  const uint64_t flow_track[] = {main_t, loader, loader};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(flows[i].name, "batch") << i;
+    EXPECT_EQ(flows[i].type, pf::TrackEvent::TYPE_INSTANT) << i;
+    EXPECT_EQ(flows[i].ts, flow_ts[i]) << i;
+    EXPECT_EQ(flows[i].track, flow_track[i]) << i;
+    if (i < 2) {
+      EXPECT_EQ(flows[i].flows, std::vector<uint64_t>{7}) << i;
+      EXPECT_TRUE(flows[i].terminating_flows.empty()) << i;
+    } else {
+      EXPECT_TRUE(flows[i].flows.empty());
+      EXPECT_EQ(flows[i].terminating_flows, std::vector<uint64_t>{7});
+    }
+  }
+
+  // The counter: its own track under the process, two values.
+  const uint64_t loss = m.track_named("loss");
+  ASSERT_NE(loss, 0u);
+  EXPECT_TRUE(m.tracks.at(loss).has_counter());
+  EXPECT_EQ(m.tracks.at(loss).parent_uuid(), proc);
+  const std::vector<Event> values = m.on(loss);
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0].type, pf::TrackEvent::TYPE_COUNTER);
+  EXPECT_EQ(values[0].ts, T + 3000);
+  EXPECT_EQ(values[0].value, 0.5);
+  EXPECT_EQ(values[1].ts, T + 9000);
+  EXPECT_EQ(values[1].value, -1.25);
+
+  // The instant on loader, with its call site; the step on the process track.
+  std::vector<Event> instants;
+  for (const Event& e : m.on(loader))
+    if (e.type == pf::TrackEvent::TYPE_INSTANT && e.category == "ringprof") instants.push_back(e);
+  ASSERT_EQ(instants.size(), 1u);
+  EXPECT_EQ(instants[0].name, "checkpoint");
+  EXPECT_EQ(instants[0].ts, T + 5500);
+  EXPECT_EQ(instants[0].file, "ckpt.cpp");
+  EXPECT_EQ(instants[0].line, 7u);
+  const std::vector<Event> on_proc = m.on(proc);
+  ASSERT_EQ(on_proc.size(), 1u);
+  EXPECT_EQ(on_proc[0].name, "step 3");
+  EXPECT_EQ(on_proc[0].ts, T + 7000);
+  EXPECT_EQ(on_proc[0].args.at("step"), "3");
+
+  // Every event accounted for: 6 slice events, 3 flows, 2 counters, 1 instant, 1 step.
+  EXPECT_EQ(m.events.size(), 13u);
+}
+
+// The window keeps zones that overlap it whole, as the Chrome trace does,
+// however they straddle its edges; events outside it are left out.
+TEST(PerfettoTrace, WindowKeepsOverlappingZonesWhole) {
+  test::TempDir dir;
+  TraceBuilder b;
+  const uint32_t th = b.thread(11, "w");
+  const uint32_t outer = b.location("outer"), z[3] = {b.location("z0"), b.location("z1"), b.location("z2")};
+  const uint32_t mark = b.location("mark");
+  b.begin(th, T, outer);  // [0, 6 ms]: around everything
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t at = T + static_cast<uint64_t>(i) * 2'000'000;
+    b.begin(th, at, z[i]);
+    b.instant(th, at + 500'000, mark);
+    b.end(th, at + 1'000'000);
+    b.flush();
+  }
+  b.end(th, T + 6'000'000);
+  b.flush();
+  test::write_file(dir.file("w.rpf"), b.bytes());
+
+  PerfettoTraceOptions options;
+  options.window.from_ns = 2'200'000;  // inside z1, around its instant (2.5 ms)
+  options.window.to_ns = 2'600'000;
+  const Model m = read_model(convert({dir.file("w.rpf")}, options));
+  ASSERT_EQ(m.error, "");
+  const std::vector<Event> events = m.on(m.track_named("w"));
+  // outer and z1 overlap the window and are whole; z0 and z2 do not.
+  EXPECT_EQ(slices(events), (std::vector<std::string>{"z1[2000000,3000000]", "outer[0,6000000]"}));
+  size_t instants = 0;
+  for (const Event& e : events)
+    if (e.type == pf::TrackEvent::TYPE_INSTANT) {
+      ++instants;
+      EXPECT_EQ(e.ts, T + 2'500'000);
+    }
+  EXPECT_EQ(instants, 1u);
+}
+
+// A thread filter keeps one thread's events; an end without its begin is
+// skipped and counted; a zone never closed ends at its thread's last event.
+TEST(PerfettoTrace, ThreadFilterUnmatchedEndsAndUnterminatedZones) {
+  test::TempDir dir;
+  TraceBuilder b;
+  const uint32_t a = b.thread(21, "a"), other = b.thread(22, "other");
+  const uint32_t work = b.location("work");
+  b.end(a, T + 10);  // its begin is gone
+  b.begin(a, T + 100, work);
+  b.begin(other, T + 100, work);
+  b.end(other, T + 150);
+  b.flush();
+  test::write_file(dir.file("one.rpf"), b.bytes());
+  PerfettoTraceOptions options;
+  options.thread = "a";
+  PerfettoTraceStats stats;
+  const Model m = read_model(convert({dir.file("one.rpf")}, options, &stats));
+  ASSERT_EQ(m.error, "");
+  EXPECT_EQ(m.track_named("other"), 0u);  // filtered out: no track at all
+  EXPECT_EQ(slices(m.on(m.track_named("a"))), (std::vector<std::string>{"work[100,100]"}));
+  EXPECT_EQ(stats.unmatched_zone_ends, 1u);
+  EXPECT_EQ(stats.unterminated_zones, 1u);
+}
+
+}  // namespace
+}  // namespace ringprof

@@ -1,0 +1,190 @@
+// perfetto_packets.h (internal) — writes Perfetto trace packets to a stream,
+// one at a time, and keeps each packet sequence's state.
+//
+// Layout of the output: a Perfetto trace is the message Trace, whose only
+// field is `repeated TracePacket packet = 1`; on the wire that is each packet
+// as a length-delimited field 1, one after another, so the writer appends
+// packets and never holds more than one (plus an output buffer of ~1 MiB).
+//
+// Sequences: every packet names a trusted_packet_sequence_id. Interned
+// entries (names, categories, source locations, frames, callstacks) and
+// sequence-scoped clocks belong to one sequence, so a Sequence keeps its own
+// interning tables and its last timestamp. Two kinds are used:
+//   - a thread sequence: the thread's own events, in the thread's recorded
+//     order. Its default track is the thread's track and its timestamps are
+//     deltas on an incremental clock (kDeltaClock, defined by the sequence's
+//     first packets as equal to CLOCK_MONOTONIC), which is what makes the
+//     format small: a slice begin or end is 11 to 20 bytes. A timestamp that
+//     goes backwards (it happens: a drop gap's begin, a sample) is written
+//     absolute, on CLOCK_MONOTONIC, without touching the delta clock.
+//   - a process sequence: descriptors, samples, memory and GPU records, in
+//     no particular time order, every timestamp absolute (CLOCK_MONOTONIC).
+// trace_processor sorts events by time, so sequences may interleave freely.
+//
+// Packets that occur once per track or per name are built with the classes
+// protoc generates from schemas/perfetto_trace.proto; the per-event packets
+// (slices, instants, counters, flows) are encoded here by hand with the field
+// numbers those classes state, since building a message object per event
+// would cost more than the whole JSON writer does.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "perfetto_trace.pb.h"
+
+namespace ringprof::internal {
+
+namespace pf = ::ringprof::perfetto;
+
+// Sequence-scoped clock ids are 64..127; this one counts ns since the
+// previous packet of its sequence.
+constexpr uint32_t kDeltaClock = 64;
+
+// Appends protobuf wire-format fields to a string.
+class ProtoBytes {
+ public:
+  explicit ProtoBytes(std::string& out) : out_(out) {}
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(static_cast<char>(v));
+  }
+  void tag(int field, int wire_type) { varint(static_cast<uint64_t>(field) << 3 | static_cast<uint64_t>(wire_type)); }
+  void uint(int field, uint64_t v) {
+    tag(field, 0);
+    varint(v);
+  }
+  void sint64_as_int(int field, int64_t v) {  // int64 (not sint64): negative values take 10 bytes
+    tag(field, 0);
+    varint(static_cast<uint64_t>(v));
+  }
+  void fixed64(int field, uint64_t v) {
+    tag(field, 1);
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  void dbl(int field, double v) {
+    uint64_t bits;
+    static_assert(sizeof bits == sizeof v);
+    __builtin_memcpy(&bits, &v, sizeof bits);
+    fixed64(field, bits);
+  }
+  void bytes(int field, std::string_view data) {
+    tag(field, 2);
+    varint(data.size());
+    out_.append(data);
+  }
+
+ private:
+  std::string& out_;
+};
+
+// string → iid, looked up by string_view without building a string.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+using StringMap = std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>>;
+
+struct Sequence {
+  uint32_t id = 0;
+  bool started = false;      // its first packet (defaults, cleared state) is written
+  bool delta_clock = false;  // a thread sequence: timestamps on kDeltaClock
+  uint64_t default_track = 0;
+  uint64_t last_ns = 0;      // kDeltaClock's value
+  // Interning: what this sequence has defined, by key.
+  StringMap names;
+  StringMap categories;
+  StringMap annotation_names;
+  std::unordered_map<uint32_t, uint64_t> location_names;    // by ringprof location id
+  std::unordered_map<uint32_t, uint64_t> source_locations;  // by ringprof location id
+  uint64_t next_iid = 1;  // one counter for every kind: iids only need to be unique per kind
+};
+
+// A track event in the making: the fields a hand-encoded event carries.
+struct EventFields {
+  pf::TrackEvent::Type type = pf::TrackEvent::TYPE_INSTANT;
+  uint64_t track_uuid = 0;      // 0: the sequence's default track
+  uint64_t name_iid = 0;        // or:
+  std::string_view name;        // a name not worth interning (step N)
+  uint64_t category_iid = 0;
+  uint64_t source_location_iid = 0;
+  bool has_double = false;
+  double double_value = 0;
+  bool has_int = false;
+  int64_t int_value = 0;
+  uint64_t flow_id = 0;
+  bool has_flow = false;
+  bool terminating_flow = false;
+  // Debug annotations, already encoded (DebugAnnotation messages as field 4).
+  std::string_view annotations;
+};
+
+class PacketWriter {
+ public:
+  explicit PacketWriter(std::ostream& out) : out_(out) { buffer_.reserve(kFlushBytes + 4096); }
+  ~PacketWriter() { flush(); }
+
+  Sequence new_sequence(bool delta_clock, uint64_t default_track);
+
+  // A packet built with the generated classes, on `seq` (its sequence id set here).
+  void write(Sequence& seq, pf::TracePacket& packet);
+  // A track event at `ts_ns`, with `interned` (may be empty) in the same packet.
+  void event(Sequence& seq, uint64_t ts_ns, const EventFields& f, const pf::InternedData* interned = nullptr);
+
+  // Interning on `seq`: the iid of a name, a category, a debug annotation
+  // name; new entries are added to `interned`, to go out with the packet
+  // that first uses them.
+  uint64_t name_iid(Sequence& seq, std::string_view name, pf::InternedData& interned);
+  uint64_t category_iid(Sequence& seq, std::string_view name, pf::InternedData& interned);
+  uint64_t annotation_name_iid(Sequence& seq, std::string_view name, pf::InternedData& interned);
+
+  void flush();
+  uint64_t packets() const { return packets_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  static constexpr size_t kFlushBytes = 1 << 20;
+  void start(Sequence& seq);
+  void append_packet(std::string_view packet);
+  void timestamp(ProtoBytes& p, Sequence& seq, uint64_t ts_ns);
+
+  std::ostream& out_;
+  std::string buffer_;
+  std::string packet_;   // scratch: one packet's bytes
+  std::string event_;    // scratch: one TrackEvent's bytes
+  std::string message_;  // scratch: a serialized generated message
+  uint32_t next_sequence_ = 1;
+  uint64_t packets_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+// Encodes one debug annotation (name interned on `seq`) onto `out`, as field
+// TrackEvent.debug_annotations.
+class Annotations {
+ public:
+  Annotations(PacketWriter& w, Sequence& seq, pf::InternedData& interned) : w_(w), seq_(seq), interned_(interned) {}
+  void add(std::string_view name, uint64_t v);
+  void add_int(std::string_view name, int64_t v);
+  void add(std::string_view name, double v);
+  void add(std::string_view name, std::string_view v);
+  void add_bool(std::string_view name, bool v);
+  void clear() { bytes_.clear(); }
+  std::string_view bytes() const { return bytes_; }
+
+ private:
+  void begin(std::string_view name);
+  void end();
+  PacketWriter& w_;
+  Sequence& seq_;
+  pf::InternedData& interned_;
+  std::string bytes_;
+  std::string one_;
+};
+
+}  // namespace ringprof::internal

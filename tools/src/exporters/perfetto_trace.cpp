@@ -1,0 +1,503 @@
+#include "ringprof/tools/perfetto_trace.h"
+
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "exporters/perfetto_packets.h"
+#include "exporters/perfetto_samples.h"
+#include "exporters/perfetto_trace_gpu.h"
+#include "reports/memory_pairing.h"
+#include "ringprof/ops.h"
+#include "ringprof/ring.h"
+#include "ringprof/tools/mark_text.h"
+#include "ringprof/tools/output_file.h"
+#include "ringprof/tools/stack_resolver.h"
+#include "ringprof/tools/thread_filter.h"
+#include "ringprof/tools/trace_window.h"
+
+namespace ringprof {
+
+namespace {
+
+using internal::Annotations;
+using internal::EventFields;
+using internal::PacketWriter;
+using internal::Sequence;
+namespace pf = ::ringprof::perfetto;
+
+// A thread that only ever opens zones must not grow memory without bound
+// (as in ZoneTracker).
+constexpr size_t kMaxDepth = 1 << 16;
+// Past this many flows begun and never ended, the oldest names are forgotten.
+constexpr size_t kMaxOpenFlows = 1 << 20;
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+class PerfettoTraceWriter final : public SegmentVisitor {
+ public:
+  PerfettoTraceWriter(std::ostream& out, TimeWindow window, const PerfettoTraceOptions& options)
+      : w_(out), window_(window), threads_(options.thread), resolver_(options.symbol_paths) {}
+
+  void finish() {
+    w_.flush();
+    stats_.packets_written = w_.packets();
+    stats_.bytes_written = w_.bytes();
+  }
+  const PerfettoTraceStats& stats() const { return stats_; }
+
+  void begin_process(const ProcessState& p) override {
+    process_ = &p;
+    threads_out_.clear();
+    counter_tracks_.clear();
+    memory_tracks_.clear();
+    live_bytes_.clear();
+    memory_.clear();
+    marks_track_ = 0;
+    process_uuid_ = next_uuid_++;
+    proc_seq_ = w_.new_sequence(false, 0);
+
+    // The clock first: CLOCK_MONOTONIC is the trace's clock, and this
+    // process's start relates it to wall-clock time.
+    pf::TracePacket clock;
+    pf::ClockSnapshot* c = clock.mutable_clock_snapshot();
+    pf::ClockSnapshot::Clock* mono = c->add_clocks();
+    mono->set_clock_id(pf::BUILTIN_CLOCK_MONOTONIC);
+    mono->set_timestamp(p.start_known ? p.start_monotonic_ns : 0);
+    if (p.start_known) {
+      pf::ClockSnapshot::Clock* real = c->add_clocks();
+      real->set_clock_id(pf::BUILTIN_CLOCK_REALTIME);
+      real->set_timestamp(p.start_realtime_ns);
+    }
+    c->set_primary_trace_clock(pf::BUILTIN_CLOCK_MONOTONIC);
+    w_.write(proc_seq_, clock);
+
+    pf::TracePacket desc;
+    pf::TrackDescriptor* d = desc.mutable_track_descriptor();
+    d->set_uuid(process_uuid_);
+    pf::ProcessDescriptor* pd = d->mutable_process();
+    pd->set_pid(static_cast<int32_t>(p.pid));
+    pd->set_process_name(p.display_name());
+    for (const std::string& arg : p.command_line) pd->add_cmdline(arg);
+    w_.write(proc_seq_, desc);
+
+    samples_.emplace(w_, proc_seq_, resolver_);
+    gpu_.emplace(w_, proc_seq_, window_, next_uuid_, process_uuid_,
+                 [this](uint32_t tid) { return thread_uuid_for_tid(tid); });
+    gpu_->begin_process(p);
+  }
+
+  void end_process(const ProcessState&) override {
+    for (auto& [index, t] : threads_out_) close_open_zones(t);
+    stats_.samples_written += samples_->written();
+    stats_.gpu_records_written += gpu_->written();
+    samples_.reset();
+    gpu_.reset();
+  }
+
+  void segment(const SegmentView& view) override {
+    for (const DecodedThread& t : view.segment.threads) {
+      if (!t.has_name || t.name.empty() || !threads_.matches(*process_, t.index)) continue;
+      ThreadOut& out = thread_out(t.index);
+      if (out.described_name != t.name) describe_thread(t.index, out, t.name);
+    }
+    for (const DecodedEvent& e : view.segment.events) on_event(e);
+    on_memory(view.segment);
+    gpu_->segment(view);
+  }
+
+ private:
+  struct OpenZone {
+    uint64_t begin_ns;
+    uint32_t loc;
+    bool written;  // its slice begin is in the output
+  };
+  struct ThreadOut {
+    uint32_t index = 0;
+    uint64_t uuid = 0;
+    uint64_t drops_uuid = 0;
+    Sequence seq;
+    std::string described_name;
+    bool described = false;
+    std::vector<OpenZone> open;
+    uint64_t overflow = 0;
+    uint64_t last_ns = 0;
+    std::optional<uint64_t> drop_begin;
+  };
+
+  ThreadOut& thread_out(uint32_t index) {
+    auto [it, inserted] = threads_out_.try_emplace(index);
+    ThreadOut& t = it->second;
+    if (inserted) {
+      t.index = index;
+      t.uuid = next_uuid_++;
+      t.seq = w_.new_sequence(true, t.uuid);
+      const ThreadState* known = process_->thread(index);
+      describe_thread(index, t, known ? known->name : std::string());
+    }
+    return t;
+  }
+
+  uint64_t thread_uuid_for_tid(uint32_t tid) {
+    for (const auto& [index, th] : process_->threads)
+      if (th.tid == tid) return thread_out(index).uuid;
+    return 0;
+  }
+
+  void describe_thread(uint32_t index, ThreadOut& t, const std::string& name) {
+    pf::TracePacket p;
+    pf::TrackDescriptor* d = p.mutable_track_descriptor();
+    d->set_uuid(t.uuid);
+    d->set_parent_uuid(process_uuid_);
+    pf::ThreadDescriptor* td = d->mutable_thread();
+    td->set_pid(static_cast<int32_t>(process_->pid));
+    td->set_tid(static_cast<int32_t>(process_->tid_of(index)));
+    if (!name.empty()) td->set_thread_name(name);
+    w_.write(proc_seq_, p);
+    t.described_name = name;
+    t.described = true;
+  }
+
+  uint64_t child_track(uint64_t parent, const std::string& name, bool counter_bytes = false, bool counter = false) {
+    const uint64_t uuid = next_uuid_++;
+    pf::TracePacket p;
+    pf::TrackDescriptor* d = p.mutable_track_descriptor();
+    d->set_uuid(uuid);
+    d->set_parent_uuid(parent);
+    d->set_name(name);
+    if (counter || counter_bytes) {
+      pf::CounterDescriptor* c = d->mutable_counter();
+      if (counter_bytes) c->set_unit(pf::CounterDescriptor::UNIT_SIZE_BYTES);
+    }
+    w_.write(proc_seq_, p);
+    return uuid;
+  }
+
+  // ---- zones ----
+
+  // Writes the begins of the thread's open zones not yet written (outer
+  // first): an event inside the window is about to be written, so every
+  // zone open around it overlaps the window.
+  void write_pending_begins(ThreadOut& t) {
+    for (OpenZone& z : t.open) {
+      if (z.written || z.begin_ns > window_.end_ns) continue;
+      pf::InternedData interned;
+      EventFields f;
+      f.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
+      f.name_iid = location_name_iid(t.seq, z.loc, interned);
+      f.category_iid = w_.category_iid(t.seq, "ringprof", interned);
+      f.source_location_iid = source_location_iid(t.seq, z.loc, interned);
+      w_.event(t.seq, z.begin_ns, f, &interned);
+      z.written = true;
+    }
+  }
+
+  void end_zone(ThreadOut& t, uint64_t ts, bool unterminated) {
+    EventFields f;
+    f.type = pf::TrackEvent::TYPE_SLICE_END;
+    std::string annotations;
+    pf::InternedData interned;
+    if (unterminated) {
+      Annotations a(w_, t.seq, interned);
+      a.add_bool("unterminated", true);
+      annotations = a.bytes();
+      f.annotations = annotations;
+    }
+    w_.event(t.seq, ts, f, &interned);
+    ++stats_.zones_written;
+  }
+
+  void on_zone_begin(ThreadOut& t, const DecodedEvent& e) {
+    if (t.open.size() >= kMaxDepth) {
+      ++t.overflow;
+      return;
+    }
+    t.open.push_back({e.ts_ns, e.loc, false});
+    if (window_.contains(e.ts_ns)) write_pending_begins(t);
+  }
+
+  void on_zone_end(ThreadOut& t, const DecodedEvent& e) {
+    if (t.overflow) {
+      --t.overflow;
+      return;
+    }
+    if (t.open.empty()) {
+      ++stats_.unmatched_zone_ends;
+      return;
+    }
+    const OpenZone z = t.open.back();
+    if (!z.written && window_.overlaps(z.begin_ns, e.ts_ns)) write_pending_begins(t);
+    if (t.open.back().written) end_zone(t, e.ts_ns, false);
+    t.open.pop_back();
+  }
+
+  // The end of the process's data: zones still open end at their thread's
+  // last timestamp, innermost first, flagged unterminated.
+  void close_open_zones(ThreadOut& t) {
+    if (t.open.empty()) return;
+    if (t.last_ns >= window_.begin_ns) write_pending_begins(t);
+    while (!t.open.empty()) {
+      if (t.open.back().written) {
+        end_zone(t, t.last_ns, true);
+        ++stats_.unterminated_zones;
+      }
+      t.open.pop_back();
+    }
+  }
+
+  uint64_t location_name_iid(Sequence& seq, uint32_t loc, pf::InternedData& interned) {
+    auto it = seq.location_names.find(loc);
+    if (it != seq.location_names.end()) return it->second;
+    const uint64_t iid = w_.name_iid(seq, process_->location_name(loc), interned);
+    seq.location_names.emplace(loc, iid);
+    return iid;
+  }
+
+  uint64_t source_location_iid(Sequence& seq, uint32_t loc, pf::InternedData& interned) {
+    auto it = seq.source_locations.find(loc);
+    if (it != seq.source_locations.end()) return it->second;
+    uint64_t iid = 0;
+    const Location* l = process_->location(loc);
+    if (l && !l->file.empty()) {
+      iid = seq.next_iid++;
+      pf::SourceLocation* s = interned.add_source_locations();
+      s->set_iid(iid);
+      s->set_file_name(l->file);
+      if (l->line) s->set_line_number(l->line);
+    }
+    seq.source_locations.emplace(loc, iid);
+    return iid;
+  }
+
+  // ---- other events ----
+
+  void on_event(const DecodedEvent& e) {
+    if (!threads_.matches(*process_, e.thread_index)) return;
+    if (e.kind == EventKind::Sample) {
+      if (window_.contains(e.ts_ns)) samples_->sample(*process_, e.ts_ns, process_->tid_of(e.thread_index), e.loc);
+      return;
+    }
+    ThreadOut& t = thread_out(e.thread_index);
+    if (e.ts_ns > t.last_ns) t.last_ns = e.ts_ns;
+    switch (e.kind) {
+      case EventKind::ZoneBegin:
+        return on_zone_begin(t, e);
+      case EventKind::ZoneEnd:
+        return on_zone_end(t, e);
+      case EventKind::Alloc:
+      case EventKind::Free:
+        return;  // the memory counter tracks (on_memory)
+      default:
+        break;
+    }
+    if (e.kind == EventKind::Mark && classify_mark(process_->location_name(e.loc)) == MarkClass::Drops)
+      return on_drops(t, e);
+    if (!window_.contains(e.ts_ns)) return;
+    write_pending_begins(t);
+    pf::InternedData interned;
+    EventFields f;
+    std::string annotations;
+    std::string name;
+    switch (e.kind) {
+      case EventKind::Instant:
+        f.type = pf::TrackEvent::TYPE_INSTANT;
+        f.name_iid = location_name_iid(t.seq, e.loc, interned);
+        f.category_iid = w_.category_iid(t.seq, "ringprof", interned);
+        f.source_location_iid = source_location_iid(t.seq, e.loc, interned);
+        break;
+      case EventKind::Counter:
+        f.type = pf::TrackEvent::TYPE_COUNTER;
+        f.track_uuid = counter_track(e.loc);
+        f.has_double = true;
+        f.double_value = bits_double(e.value);
+        break;
+      case EventKind::Step: {
+        f.type = pf::TrackEvent::TYPE_INSTANT;
+        f.track_uuid = process_uuid_;
+        name = "step " + std::to_string(e.value);
+        f.name = name;
+        f.category_iid = w_.category_iid(t.seq, "ringprof", interned);
+        Annotations a(w_, t.seq, interned);
+        a.add("step", e.value);
+        annotations = a.bytes();
+        break;
+      }
+      case EventKind::FlowBegin:
+      case EventKind::FlowStep:
+      case EventKind::FlowEnd:
+        f.type = pf::TrackEvent::TYPE_INSTANT;
+        f.name_iid = w_.name_iid(t.seq, flow_name(e), interned);
+        f.category_iid = w_.category_iid(t.seq, "flow", interned);
+        f.has_flow = true;
+        f.flow_id = e.value;
+        f.terminating_flow = e.kind == EventKind::FlowEnd;
+        break;
+      case EventKind::Mark: {
+        const std::string mark = process_->location_name(e.loc);
+        f.type = pf::TrackEvent::TYPE_INSTANT;
+        f.track_uuid = marks_track();
+        name = describe_mark(mark, e.value);
+        f.name = name;
+        f.category_iid = w_.category_iid(t.seq, "ringprof.mark", interned);
+        Annotations a(w_, t.seq, interned);
+        a.add("mark", mark);
+        a.add("value", e.value);
+        switch (classify_mark(mark)) {
+          case MarkClass::Window:
+          case MarkClass::Trigger:
+            a.add("window", e.value);
+            break;
+          case MarkClass::Crash:
+            a.add("signal", signal_name(static_cast<int>(e.value & 0xffffffffu)));
+            a.add("thread", e.value >> 32);
+            break;
+          case MarkClass::Mode:
+            a.add("level", e.value <= 2 ? mode_name(static_cast<Mode>(e.value)) : "?");
+            break;
+          default:
+            break;
+        }
+        annotations = a.bytes();
+        break;
+      }
+      default:
+        return;  // None, ThreadName, Continuation never reach a file
+    }
+    f.annotations = annotations;
+    w_.event(t.seq, e.ts_ns, f, &interned);
+  }
+
+  // Steps and ends carry no name: they take their begin's.
+  std::string flow_name(const DecodedEvent& e) {
+    if (e.kind == EventKind::FlowBegin) {
+      std::string name = e.loc != 0 ? process_->location_name(e.loc) : "flow";
+      if (flow_names_.size() >= kMaxOpenFlows) flow_names_.clear();
+      flow_names_[e.value] = name;
+      return name;
+    }
+    auto it = flow_names_.find(e.value);
+    if (it == flow_names_.end()) return "flow";
+    std::string name = it->second;
+    if (e.kind == EventKind::FlowEnd) flow_names_.erase(it);
+    return name;
+  }
+
+  uint64_t counter_track(uint32_t loc) {
+    auto it = counter_tracks_.find(loc);
+    if (it != counter_tracks_.end()) return it->second;
+    const uint64_t uuid = child_track(process_uuid_, process_->location_name(loc), false, true);
+    counter_tracks_.emplace(loc, uuid);
+    return uuid;
+  }
+
+  uint64_t marks_track() {
+    if (!marks_track_) marks_track_ = child_track(process_uuid_, "ringprof marks");
+    return marks_track_;
+  }
+
+  // A gap where the thread's ring was full: a slice on the thread's
+  // "ringprof drops" track from the first refused event to the next event
+  // recorded, named with the count.
+  void on_drops(ThreadOut& t, const DecodedEvent& e) {
+    if (process_->location_name(e.loc) == kMarkDropsBegin) {
+      t.drop_begin = e.ts_ns;
+      return;
+    }
+    const uint64_t begin = t.drop_begin.value_or(e.ts_ns);
+    t.drop_begin.reset();
+    if (!window_.overlaps(begin, e.ts_ns)) return;
+    if (!t.drops_uuid) t.drops_uuid = child_track(t.uuid, "ringprof drops");
+    pf::InternedData interned;
+    EventFields f;
+    f.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
+    f.track_uuid = t.drops_uuid;
+    const std::string name = "ringprof: " + std::to_string(e.value) + " events dropped (ring full)";
+    f.name = name;
+    f.category_iid = w_.category_iid(t.seq, "ringprof.dropped", interned);
+    Annotations a(w_, t.seq, interned);
+    a.add("dropped", e.value);
+    const std::string annotations(a.bytes());
+    f.annotations = annotations;
+    w_.event(t.seq, begin, f, &interned);
+    EventFields end;
+    end.type = pf::TrackEvent::TYPE_SLICE_END;
+    end.track_uuid = t.drops_uuid;
+    w_.event(t.seq, e.ts_ns, end);
+  }
+
+  // One counter track per memory pool ("memory: heap"): bytes live, counted
+  // from the window's start, one point per Alloc/Free in time order.
+  void on_memory(const DecodedSegment& seg) {
+    memory_.resolve(seg, window_, {}, changes_);
+    for (const internal::MemoryChange& c : changes_) {
+      const DecodedEvent& e = seg.events[c.index];
+      if (!threads_.matches(*process_, e.thread_index)) continue;
+      auto it = memory_tracks_.find(e.loc);
+      if (it == memory_tracks_.end())
+        it = memory_tracks_.emplace(e.loc, child_track(process_uuid_, "memory: " + process_->location_name(e.loc), true))
+                 .first;
+      int64_t& live = live_bytes_[e.loc];
+      live += c.bytes;
+      EventFields f;
+      f.type = pf::TrackEvent::TYPE_COUNTER;
+      f.track_uuid = it->second;
+      f.has_int = true;
+      f.int_value = live;
+      w_.event(proc_seq_, e.ts_ns, f);
+    }
+  }
+
+  PacketWriter w_;
+  TimeWindow window_;
+  ThreadFilter threads_;
+  StackResolver resolver_;
+  PerfettoTraceStats stats_;
+  uint64_t next_uuid_ = 1;
+
+  // The process being read.
+  const ProcessState* process_ = nullptr;
+  uint64_t process_uuid_ = 0;
+  Sequence proc_seq_;
+  std::unordered_map<uint32_t, ThreadOut> threads_out_;
+  std::unordered_map<uint32_t, uint64_t> counter_tracks_;  // by location id
+  std::unordered_map<uint32_t, uint64_t> memory_tracks_;   // by pool location id
+  std::unordered_map<uint32_t, int64_t> live_bytes_;       // by pool location id
+  uint64_t marks_track_ = 0;
+  std::unordered_map<uint64_t, std::string> flow_names_;
+  internal::MemoryPairing memory_;
+  std::vector<internal::MemoryChange> changes_;
+  std::optional<internal::PerfettoSamples> samples_;
+  std::optional<internal::PerfettoGpuWriter> gpu_;
+};
+
+}  // namespace
+
+PerfettoTraceStats write_perfetto_trace(TraceReader& reader, const PerfettoTraceOptions& options, std::ostream& out) {
+  TimeWindow window;
+  if (!options.window.empty()) {
+    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // trace_window.h
+  }
+  PerfettoTraceWriter writer(out, window, options);
+  reader.read(writer);
+  writer.finish();
+  return writer.stats();
+}
+
+bool write_perfetto_trace_file(TraceReader& reader, const PerfettoTraceOptions& options, const std::string& path,
+                               PerfettoTraceStats* stats, std::string* error) {
+  OutputFile file;
+  if (!file.open(path, error)) return false;
+  PerfettoTraceStats s = write_perfetto_trace(reader, options, file.stream());
+  if (stats) *stats = s;
+  return file.close(error);
+}
+
+bool is_perfetto_trace_path(const std::string& path) {
+  for (const char* ext : {".pftrace", ".perfetto-trace", ".pftrace.gz", ".perfetto-trace.gz"})
+    if (ends_with(path, ext)) return true;
+  return false;
+}
+
+}  // namespace ringprof
