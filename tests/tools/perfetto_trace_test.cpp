@@ -8,7 +8,10 @@
 #include <sstream>
 
 #include "perfetto_trace.pb.h"
+#include "ringprof/ops.h"
+#include "ringprof/ring.h"
 #include "ringprof/tools/chrome_trace.h"
+#include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/perfetto_trace.h"
 #include "ringprof/tools/trace_reader.h"
 #include "support/test_support.h"
@@ -437,6 +440,147 @@ TEST(PerfettoTrace, ThreadFilterUnmatchedEndsAndUnterminatedZones) {
   EXPECT_EQ(slices(m.on(m.track_named("a"))), (std::vector<std::string>{"work[100,100]"}));
   EXPECT_EQ(stats.unmatched_zone_ends, 1u);
   EXPECT_EQ(stats.unterminated_zones, 1u);
+}
+
+
+// Samples, memory, marks, drop gaps and GPU records, each where the header
+// (ringprof/tools/perfetto_trace.h) says it goes.
+TEST(PerfettoTrace, SamplesMemoryMarksDropsAndGpu) {
+  test::TempDir dir;
+  TraceBuilder b;
+  ModuleInfo lib;
+  lib.path = "/opt/app/libwork.so";
+  lib.build_id = "00112233";
+  lib.base = 0x7000000000;
+  lib.start = 0x7000001000;
+  lib.end = 0x7000002000;
+  b.module(lib);
+  b.sampler("perf_event", 100);
+  const uint32_t stack = b.stack({0x7000001234, 0x7000001500, 0x10});  // leaf first; the root is in no module
+  const uint32_t main_th = b.thread(100, "main");
+  const uint32_t heap = b.location("heap");
+  const uint32_t window_begin = b.location(kMarkWindowBegin), crash = b.location(kMarkCrash);
+  const uint32_t drops_begin = b.location(kMarkDropsBegin), drops_end = b.location(kMarkDropsEnd);
+  b.sample(main_th, T + 1000, stack);
+  b.sample(main_th, T + 1050, stack);
+  b.alloc(main_th, T + 1100, heap, 0xA000, 100);
+  b.alloc(main_th, T + 1300, heap, 0xB000, 1000);
+  b.free(main_th, T + 1500, heap, 0xA000);
+  b.mark(main_th, T + 2000, window_begin, 3);
+  b.mark(main_th, T + 2500, crash, uint64_t{100} << 32 | 11);
+  b.mark(main_th, T + 3000, drops_begin, 5);
+  b.mark(main_th, T + 3500, drops_end, 5);
+  const uint32_t launch = b.gpu_name("cudaLaunchKernel"), matmul = b.gpu_name("_Z6matmulPfS_S_i"),
+                 nvtx = b.gpu_name("step");
+  GpuActivity api;
+  api.kind = GpuKind::RuntimeApi;
+  api.name = launch;
+  api.start_ns = T + 4000;
+  api.end_ns = T + 4100;
+  api.tid = 100;
+  api.correlation = 1;
+  b.gpu(api);
+  GpuActivity k;
+  k.kind = GpuKind::Kernel;
+  k.name = matmul;
+  k.start_ns = T + 4200;
+  k.end_ns = T + 5200;
+  k.stream = 7;
+  k.correlation = 1;
+  k.grid[0] = 1024, k.grid[1] = k.grid[2] = 1;
+  k.block[0] = 256, k.block[1] = k.block[2] = 1;
+  b.gpu(k);
+  for (uint64_t start : {6000, 6100}) {  // two NVTX ranges that overlap without nesting
+    GpuActivity r;
+    r.kind = GpuKind::Marker;
+    r.sub_kind = 1;
+    r.name = nvtx;
+    r.start_ns = T + start;
+    r.end_ns = T + start + 500;
+    r.tid = 100;
+    b.gpu(r);
+  }
+  GpuActivity alloc;
+  alloc.kind = GpuKind::Memory;
+  alloc.sub_kind = 1;
+  alloc.bytes = 4096;
+  alloc.start_ns = alloc.end_ns = T + 7000;
+  b.gpu(alloc);
+  b.flush();
+  test::write_file(dir.file("s.rpf"), b.bytes());
+  PerfettoTraceStats stats;
+  const Model m = read_model(convert({dir.file("s.rpf")}, {}, &stats));
+  ASSERT_EQ(m.error, "");
+  const uint64_t main_t = m.track_named("main");
+  ASSERT_NE(main_t, 0u);
+
+  // Samples: pid, tid, time, and the stack root first: the address in no
+  // module, then the library's two frames at their offsets from its load
+  // bias, in its mapping with its build ID.
+  ASSERT_EQ(m.samples.size(), 2u);
+  EXPECT_EQ(stats.samples_written, 2u);
+  EXPECT_EQ(m.samples[0].ts, T + 1000);
+  EXPECT_EQ(m.samples[1].ts, T + 1050);
+  EXPECT_EQ(m.samples[0].pid, 4242u);
+  EXPECT_EQ(m.samples[0].tid, 100u);
+  ASSERT_EQ(m.samples[0].frames.size(), 3u);
+  EXPECT_EQ(m.samples[0].frames[0].mapping, "/[unknown]");
+  EXPECT_EQ(m.samples[0].frames[0].function, "0x10");
+  EXPECT_EQ(m.samples[0].frames[1].mapping, "/opt/app/libwork.so");
+  EXPECT_EQ(m.samples[0].frames[1].build_id, std::string("\x00\x11\x22\x33", 4));
+  EXPECT_EQ(m.samples[0].frames[1].rel_pc, 0x1500u);
+  EXPECT_EQ(m.samples[0].frames[2].rel_pc, 0x1234u);
+  EXPECT_NE(m.samples[0].frames[2].function.find("libwork.so"), std::string::npos) << m.samples[0].frames[2].function;
+  EXPECT_EQ(m.samples[1].frames.size(), 3u);  // the interned stack, resolved again
+
+  // Memory: the pool's live bytes, a point per allocation and free.
+  const uint64_t mem = m.track_named("memory: heap");
+  ASSERT_NE(mem, 0u);
+  EXPECT_EQ(m.tracks.at(mem).counter().unit(), pf::CounterDescriptor::UNIT_SIZE_BYTES);
+  std::vector<double> live;
+  for (const Event& e : m.on(mem)) live.push_back(e.value);
+  EXPECT_EQ(live, (std::vector<double>{100, 1100, 1000}));
+
+  // Marks on the process's marks track, described, with their values.
+  const std::vector<Event> marks = m.on(m.track_named("ringprof marks"));
+  ASSERT_EQ(marks.size(), 2u);
+  EXPECT_EQ(marks[0].ts, T + 2000);
+  EXPECT_EQ(marks[0].name, describe_mark(kMarkWindowBegin, 3));
+  EXPECT_EQ(marks[0].args.at("window"), "3");
+  EXPECT_EQ(marks[0].args.at("mark"), kMarkWindowBegin);
+  EXPECT_EQ(marks[1].args.at("signal"), "SIGSEGV");
+  EXPECT_EQ(marks[1].args.at("thread"), "100");
+
+  // The drop gap: a slice under the thread, from the first lost event to the next kept.
+  const uint64_t drops = m.track_named("ringprof drops");
+  ASSERT_NE(drops, 0u);
+  EXPECT_EQ(m.tracks.at(drops).parent_uuid(), main_t);
+  const std::vector<Event> gap = m.on(drops);
+  EXPECT_EQ(slices(gap), std::vector<std::string>{"ringprof: 5 events dropped (ring full)[3000,3500]"});
+  EXPECT_EQ(gap[0].args.at("dropped"), "5");
+
+  // GPU: the API call under its thread, the kernel on its stream, one flow
+  // from the one to the other.
+  const uint64_t cuda_api = m.track_named("CUDA API");
+  ASSERT_NE(cuda_api, 0u);
+  EXPECT_EQ(m.tracks.at(cuda_api).parent_uuid(), main_t);
+  const std::vector<Event> calls = m.on(cuda_api);
+  EXPECT_EQ(slices(calls), std::vector<std::string>{"cudaLaunchKernel[4000,4100]"});
+  const uint64_t flow = uint64_t{4242} << 32 | 1;
+  EXPECT_EQ(calls[0].flows, std::vector<uint64_t>{flow});
+  const std::vector<Event> kernels = m.on(m.track_named("GPU 0 stream 7"));
+  EXPECT_EQ(slices(kernels), std::vector<std::string>{"matmul(float*, float*, float*, int)[4200,5200]"});
+  EXPECT_EQ(kernels[0].terminating_flows, std::vector<uint64_t>{flow});
+  EXPECT_EQ(kernels[0].category, "kernel");
+  EXPECT_EQ(kernels[0].args.at("grid"), "1024x1x1");
+  EXPECT_EQ(kernels[0].args.at("block"), "256x1x1");
+  // Overlapping NVTX ranges: one lane each, so each track's slices nest.
+  EXPECT_EQ(slices(m.on(m.track_named("NVTX"))), std::vector<std::string>{"step[6000,6500]"});
+  EXPECT_EQ(slices(m.on(m.track_named("NVTX #2"))), std::vector<std::string>{"step[6100,6600]"});
+  const std::vector<Event> gpu_mem = m.on(m.track_named("GPU 0 memory allocated"));
+  ASSERT_EQ(gpu_mem.size(), 1u);
+  EXPECT_EQ(gpu_mem[0].value, 4096);
+  EXPECT_EQ(stats.gpu_records_written, 5u);
 }
 
 }  // namespace
