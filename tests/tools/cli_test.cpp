@@ -2,6 +2,8 @@
 // offset, and that intact segments are still read around damage.
 #include <gtest/gtest.h>
 
+#include "perfetto_trace.pb.h"
+
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <random>
@@ -74,9 +76,9 @@ TEST(Cli, CommandHelpListsOnlyThatCommandsOptions) {
   const test::CommandResult r = cli("convert --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ringprof convert"), std::string::npos) << r.out;
-  for (const char* own : {"-o ", "--thread", "--symbol-path", "--last", "--window-id"})
+  for (const char* own : {"-o ", "--thread", "--symbol-path", "--last", "--window-id", "--format"})
     EXPECT_NE(r.out.find(own), std::string::npos) << own << " missing from\n" << r.out;
-  for (const char* other : {"--sort", "--per-thread", "--samples", "--format", "--steps"})
+  for (const char* other : {"--sort", "--per-thread", "--samples", "--top", "--steps"})
     EXPECT_EQ(r.out.find(other), std::string::npos) << other << " is not convert's, yet in\n" << r.out;
   const test::CommandResult info = cli("info --help");
   EXPECT_EQ(info.exit_code, 0);
@@ -161,6 +163,29 @@ TEST(Cli, GoodFileExitsZero) {
   const auto gz = test::read_file(dir.file("t.json.gz"));
   ASSERT_GE(gz.size(), 2u);
   EXPECT_EQ(gz[0], 0x1f);
+
+  // A Perfetto trace, by the output's name or by --format, with the same window.
+  auto perfetto_slices = [](const std::string& bytes) {
+    ringprof::perfetto::Trace trace;
+    EXPECT_TRUE(trace.ParseFromString(bytes));
+    int begins = 0;
+    for (const auto& p : trace.packet())
+      begins += p.has_track_event() && p.track_event().type() == ringprof::perfetto::TrackEvent::TYPE_SLICE_BEGIN;
+    return begins;
+  };
+  r = cli("convert " + q(dir.file("a.rpf")) + " --last 1.2ms -o " + q(dir.file("t.pftrace")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto pftrace = test::read_file(dir.file("t.pftrace"));
+  EXPECT_EQ(perfetto_slices(std::string(pftrace.begin(), pftrace.end())), 2);
+  r = cli("convert " + q(dir.file("a.rpf")) + " --format perfetto -o -");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(perfetto_slices(r.out), 3);
+  r = cli("convert " + q(dir.file("a.rpf")) + " --format chrome -o " + q(dir.file("t2.pftrace")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto forced = test::read_file(dir.file("t2.pftrace"));
+  ASSERT_FALSE(forced.empty());
+  EXPECT_EQ(forced[0], '{');  // JSON, as asked, whatever the name
+  EXPECT_EQ(cli("convert " + q(dir.file("a.rpf")) + " --format xml -o -").exit_code, 1);
 }
 
 TEST(Cli, TruncatedFile) {
