@@ -56,7 +56,7 @@ void PacketWriter::write(Sequence& seq, pf::TracePacket& packet) {
   append_packet(message_);
 }
 
-void PacketWriter::timestamp(ProtoBytes& p, Sequence& seq, uint64_t ts_ns) {
+void PacketWriter::timestamp(RawBytes& p, Sequence& seq, uint64_t ts_ns) {
   if (seq.delta_clock && ts_ns >= seq.last_ns) {
     p.uint(pf::TracePacket::kTimestampFieldNumber, ts_ns - seq.last_ns);
     seq.last_ns = ts_ns;
@@ -66,87 +66,178 @@ void PacketWriter::timestamp(ProtoBytes& p, Sequence& seq, uint64_t ts_ns) {
   if (seq.delta_clock) p.uint(pf::TracePacket::kTimestampClockIdFieldNumber, kMonotonic);
 }
 
-void PacketWriter::event(Sequence& seq, uint64_t ts_ns, const EventFields& f, const pf::InternedData* interned) {
-  if (!seq.started) start(seq);
-  event_.clear();
-  ProtoBytes e(event_);
+// The TrackEvent's fields but the annotations and a name not interned.
+void PacketWriter::event_fields(RawBytes& e, const EventFields& f) {
   if (f.category_iid) e.uint(pf::TrackEvent::kCategoryIidsFieldNumber, f.category_iid);
-  if (!f.annotations.empty()) event_.append(f.annotations);
+  e.append(f.annotations);
   e.uint(pf::TrackEvent::kTypeFieldNumber, static_cast<uint64_t>(f.type));
-  if (f.name_iid) e.uint(pf::TrackEvent::kNameIidFieldNumber, f.name_iid);
-  else if (!f.name.empty()) e.bytes(pf::TrackEvent::kNameFieldNumber, f.name);
+  if (f.name_iid) {
+    e.uint(pf::TrackEvent::kNameIidFieldNumber, f.name_iid);
+  } else if (!f.name.empty()) {
+    e.tag(pf::TrackEvent::kNameFieldNumber, kLengthDelimited);
+    e.varint(f.name.size());
+    e.append(f.name);
+  }
   if (f.track_uuid) e.uint(pf::TrackEvent::kTrackUuidFieldNumber, f.track_uuid);
-  if (f.has_int) e.sint64_as_int(pf::TrackEvent::kCounterValueFieldNumber, f.int_value);
-  else if (f.has_double) e.dbl(pf::TrackEvent::kDoubleCounterValueFieldNumber, f.double_value);
+  if (f.has_int) {
+    e.uint(pf::TrackEvent::kCounterValueFieldNumber, static_cast<uint64_t>(f.int_value));  // int64: two's complement
+  } else if (f.has_double) {
+    uint64_t bits;
+    __builtin_memcpy(&bits, &f.double_value, sizeof bits);
+    e.fixed64(pf::TrackEvent::kDoubleCounterValueFieldNumber, bits);
+  }
   if (f.source_location_iid) e.uint(pf::TrackEvent::kSourceLocationIidFieldNumber, f.source_location_iid);
   if (f.has_flow) {
     e.fixed64(f.terminating_flow ? pf::TrackEvent::kTerminatingFlowIdsFieldNumber : pf::TrackEvent::kFlowIdsFieldNumber,
               f.flow_id);
   }
-
-  packet_.clear();
-  ProtoBytes p(packet_);
-  timestamp(p, seq, ts_ns);
-  p.uint(pf::TracePacket::kTrustedPacketSequenceIdFieldNumber, seq.id);
-  if (interned && interned->ByteSizeLong() != 0) {
-    message_.clear();
-    interned->AppendToString(&message_);
-    p.bytes(pf::TracePacket::kInternedDataFieldNumber, message_);
-    // Interned entries are incremental state: a reader that lost the
-    // sequence's start must not trust them.
-    p.uint(pf::TracePacket::kSequenceFlagsFieldNumber, pf::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-  }
-  p.bytes(pf::TracePacket::kTrackEventFieldNumber, event_);
-  append_packet(packet_);
 }
 
-uint64_t PacketWriter::name_iid(Sequence& seq, std::string_view name, pf::InternedData& interned) {
+void PacketWriter::event(Sequence& seq, uint64_t ts_ns, const EventFields& f, const Interned* interned) {
+  if (!seq.started) start(seq);
+  if (f.annotations.empty() && f.name.empty() && !(interned && interned->data())) {
+    // Most events (slice begins and ends, counters): the packet and its
+    // event are at most 90 bytes, so each length is one byte and everything
+    // is written in place.
+    char* const at = room(128);
+    RawBytes p{at + 2};
+    timestamp(p, seq, ts_ns);
+    p.uint(pf::TracePacket::kTrustedPacketSequenceIdFieldNumber, seq.id);
+    p.tag(pf::TracePacket::kTrackEventFieldNumber, kLengthDelimited);
+    char* const event_length = p.p++;
+    event_fields(p, f);
+    *event_length = static_cast<char>(p.p - event_length - 1);
+    at[0] = static_cast<char>(kTracePacketField << 3 | kLengthDelimited);
+    at[1] = static_cast<char>(p.p - at - 2);
+    used_ += static_cast<size_t>(p.p - at);
+    ++packets_;
+    return;
+  }
+  // The TrackEvent: a handful of small fields, the annotations and a name
+  // not interned; 11 bytes per tag + varint at most.
+  char local[256];
+  const size_t most = 12 * 11 + f.annotations.size() + f.name.size();
+  char* event = local;
+  if (most > sizeof local) {
+    event_.resize(most);
+    event = event_.data();
+  }
+  RawBytes e{event};
+  event_fields(e, f);
+  const size_t event_size = static_cast<size_t>(e.p - event);
+
+  // The packet's own fields before the event.
+  char head[64];
+  RawBytes h{head};
+  timestamp(h, seq, ts_ns);
+  h.uint(pf::TracePacket::kTrustedPacketSequenceIdFieldNumber, seq.id);
+  std::string_view defined;
+  if (interned && interned->data()) {
+    message_.clear();
+    interned->data()->AppendToString(&message_);
+    defined = message_;
+    h.tag(pf::TracePacket::kInternedDataFieldNumber, kLengthDelimited);
+    h.varint(defined.size());
+  }
+  const size_t head_size = static_cast<size_t>(h.p - head);
+  char tail[32];  // after the interned entries: the flags, then the event's tag and length
+  RawBytes t{tail};
+  if (!defined.empty()) {
+    // Interned entries are incremental state: a reader that lost the
+    // sequence's start must not trust them.
+    t.uint(pf::TracePacket::kSequenceFlagsFieldNumber, pf::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+  }
+  t.tag(pf::TracePacket::kTrackEventFieldNumber, kLengthDelimited);
+  t.varint(event_size);
+  const size_t tail_size = static_cast<size_t>(t.p - tail);
+  const size_t packet_size = head_size + defined.size() + tail_size + event_size;
+
+  char frame[16];
+  RawBytes fr{frame};
+  fr.tag(kTracePacketField, kLengthDelimited);
+  fr.varint(packet_size);
+  const size_t frame_size = static_cast<size_t>(fr.p - frame);
+  ++packets_;
+  if (char* at = room(frame_size + packet_size)) {
+    RawBytes out{at};
+    out.append({frame, frame_size});
+    out.append({head, head_size});
+    out.append(defined);
+    out.append({tail, tail_size});
+    out.append({event, event_size});
+    used_ += frame_size + packet_size;
+    return;
+  }
+  for (std::string_view part : {std::string_view(frame, frame_size), std::string_view(head, head_size), defined,
+                                std::string_view(tail, tail_size), std::string_view(event, event_size)})
+    write_through(part);
+}
+
+char* PacketWriter::room(size_t n) {
+  if (used_ + n > kBufferBytes) flush();
+  return n <= kBufferBytes ? buffer_.get() + used_ : nullptr;
+}
+
+void PacketWriter::write_through(std::string_view bytes) {
+  out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes_ += bytes.size();
+}
+
+uint64_t PacketWriter::name_iid(Sequence& seq, std::string_view name, Interned& interned) {
   auto it = seq.names.find(name);
   if (it != seq.names.end()) return it->second;
   const uint64_t iid = seq.next_iid++;
   seq.names.emplace(std::string(name), iid);
-  pf::EventName* n = interned.add_event_names();
+  pf::EventName* n = interned.get().add_event_names();
   n->set_iid(iid);
   n->set_name(std::string(name));
   return iid;
 }
 
-uint64_t PacketWriter::category_iid(Sequence& seq, std::string_view name, pf::InternedData& interned) {
+uint64_t PacketWriter::category_iid(Sequence& seq, std::string_view name, Interned& interned) {
   auto it = seq.categories.find(name);
   if (it != seq.categories.end()) return it->second;
   const uint64_t iid = seq.next_iid++;
   seq.categories.emplace(std::string(name), iid);
-  pf::EventCategory* c = interned.add_event_categories();
+  pf::EventCategory* c = interned.get().add_event_categories();
   c->set_iid(iid);
   c->set_name(std::string(name));
   return iid;
 }
 
-uint64_t PacketWriter::annotation_name_iid(Sequence& seq, std::string_view name, pf::InternedData& interned) {
+uint64_t PacketWriter::annotation_name_iid(Sequence& seq, std::string_view name, Interned& interned) {
   auto it = seq.annotation_names.find(name);
   if (it != seq.annotation_names.end()) return it->second;
   const uint64_t iid = seq.next_iid++;
   seq.annotation_names.emplace(std::string(name), iid);
-  pf::DebugAnnotationName* n = interned.add_debug_annotation_names();
+  pf::DebugAnnotationName* n = interned.get().add_debug_annotation_names();
   n->set_iid(iid);
   n->set_name(std::string(name));
   return iid;
 }
 
 void PacketWriter::append_packet(std::string_view packet) {
-  ProtoBytes b(buffer_);
-  b.tag(kTracePacketField, kLengthDelimited);
-  b.varint(packet.size());
-  buffer_.append(packet);
+  char frame[16];
+  RawBytes fr{frame};
+  fr.tag(kTracePacketField, kLengthDelimited);
+  fr.varint(packet.size());
+  const size_t frame_size = static_cast<size_t>(fr.p - frame);
   ++packets_;
-  if (buffer_.size() >= kFlushBytes) flush();
+  if (char* at = room(frame_size + packet.size())) {
+    RawBytes out{at};
+    out.append({frame, frame_size});
+    out.append(packet);
+    used_ += frame_size + packet.size();
+    return;
+  }
+  write_through({frame, frame_size});
+  write_through(packet);
 }
 
 void PacketWriter::flush() {
-  if (buffer_.empty()) return;
-  out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-  bytes_ += buffer_.size();
-  buffer_.clear();
+  if (used_ == 0) return;
+  write_through({buffer_.get(), used_});
+  used_ = 0;
 }
 
 void Annotations::begin(std::string_view name) {

@@ -29,6 +29,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -44,16 +46,41 @@ namespace pf = ::ringprof::perfetto;
 // previous packet of its sequence.
 constexpr uint32_t kDeltaClock = 64;
 
-// Appends protobuf wire-format fields to a string.
+// Writes protobuf wire-format fields at a pointer into memory the caller
+// has made room in (at most 10 bytes per varint, 11 per tag + varint).
+struct RawBytes {
+  char* p;
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<char>(v);
+  }
+  void tag(int field, int wire_type) { varint(static_cast<uint64_t>(field) << 3 | static_cast<uint64_t>(wire_type)); }
+  void uint(int field, uint64_t v) {
+    tag(field, 0);
+    varint(v);
+  }
+  void fixed64(int field, uint64_t v) {
+    tag(field, 1);
+    for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(v >> (8 * i));
+  }
+  void append(std::string_view data) {
+    __builtin_memcpy(p, data.data(), data.size());
+    p += data.size();
+  }
+};
+
+// Appends protobuf wire-format fields to a string (the rarer fields).
 class ProtoBytes {
  public:
   explicit ProtoBytes(std::string& out) : out_(out) {}
   void varint(uint64_t v) {
-    while (v >= 0x80) {
-      out_.push_back(static_cast<char>(v | 0x80));
-      v >>= 7;
-    }
-    out_.push_back(static_cast<char>(v));
+    char tmp[10];
+    RawBytes r{tmp};
+    r.varint(v);
+    out_.append(tmp, static_cast<size_t>(r.p - tmp));
   }
   void tag(int field, int wire_type) { varint(static_cast<uint64_t>(field) << 3 | static_cast<uint64_t>(wire_type)); }
   void uint(int field, uint64_t v) {
@@ -101,9 +128,24 @@ struct Sequence {
   StringMap names;
   StringMap categories;
   StringMap annotation_names;
-  std::unordered_map<uint32_t, uint64_t> location_names;    // by ringprof location id
-  std::unordered_map<uint32_t, uint64_t> source_locations;  // by ringprof location id
+  // By ringprof location id: its name's iid and its source location's (0: none).
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> locations;
+  uint64_t zone_category = 0;  // "ringprof", the category of every zone, once interned
   uint64_t next_iid = 1;  // one counter for every kind: iids only need to be unique per kind
+};
+
+// The interned entries a packet defines, made only when there is one (most
+// packets define none, and an InternedData costs to build and to size).
+class Interned {
+ public:
+  pf::InternedData& get() {
+    if (!data_) data_ = std::make_unique<pf::InternedData>();
+    return *data_;
+  }
+  const pf::InternedData* data() const { return data_.get(); }
+
+ private:
+  std::unique_ptr<pf::InternedData> data_;
 };
 
 // A track event in the making: the fields a hand-encoded event carries.
@@ -127,37 +169,42 @@ struct EventFields {
 
 class PacketWriter {
  public:
-  explicit PacketWriter(std::ostream& out) : out_(out) { buffer_.reserve(kFlushBytes + 4096); }
+  explicit PacketWriter(std::ostream& out) : out_(out), buffer_(new char[kBufferBytes]) {}
   ~PacketWriter() { flush(); }
 
   Sequence new_sequence(bool delta_clock, uint64_t default_track);
 
   // A packet built with the generated classes, on `seq` (its sequence id set here).
   void write(Sequence& seq, pf::TracePacket& packet);
-  // A track event at `ts_ns`, with `interned` (may be empty) in the same packet.
-  void event(Sequence& seq, uint64_t ts_ns, const EventFields& f, const pf::InternedData* interned = nullptr);
+  // A track event at `ts_ns`, with what `interned` holds in the same packet.
+  void event(Sequence& seq, uint64_t ts_ns, const EventFields& f, const Interned* interned = nullptr);
 
   // Interning on `seq`: the iid of a name, a category, a debug annotation
   // name; new entries are added to `interned`, to go out with the packet
   // that first uses them.
-  uint64_t name_iid(Sequence& seq, std::string_view name, pf::InternedData& interned);
-  uint64_t category_iid(Sequence& seq, std::string_view name, pf::InternedData& interned);
-  uint64_t annotation_name_iid(Sequence& seq, std::string_view name, pf::InternedData& interned);
+  uint64_t name_iid(Sequence& seq, std::string_view name, Interned& interned);
+  uint64_t category_iid(Sequence& seq, std::string_view name, Interned& interned);
+  uint64_t annotation_name_iid(Sequence& seq, std::string_view name, Interned& interned);
 
   void flush();
   uint64_t packets() const { return packets_; }
   uint64_t bytes() const { return bytes_; }
 
  private:
-  static constexpr size_t kFlushBytes = 1 << 20;
+  static constexpr size_t kBufferBytes = 1 << 20;
   void start(Sequence& seq);
   void append_packet(std::string_view packet);
-  void timestamp(ProtoBytes& p, Sequence& seq, uint64_t ts_ns);
+  // Room for `n` more bytes in the buffer (flushing it first if need be);
+  // null when `n` is larger than the whole buffer.
+  char* room(size_t n);
+  void write_through(std::string_view bytes);
+  void timestamp(RawBytes& p, Sequence& seq, uint64_t ts_ns);
+  static void event_fields(RawBytes& e, const EventFields& f);
 
   std::ostream& out_;
-  std::string buffer_;
-  std::string packet_;   // scratch: one packet's bytes
-  std::string event_;    // scratch: one TrackEvent's bytes
+  std::unique_ptr<char[]> buffer_;  // packets not yet written, kBufferBytes
+  size_t used_ = 0;
+  std::string event_;    // scratch: one TrackEvent's bytes, when it is too large for the stack
   std::string message_;  // scratch: a serialized generated message
   uint32_t next_sequence_ = 1;
   uint64_t packets_ = 0;
@@ -168,7 +215,7 @@ class PacketWriter {
 // TrackEvent.debug_annotations.
 class Annotations {
  public:
-  Annotations(PacketWriter& w, Sequence& seq, pf::InternedData& interned) : w_(w), seq_(seq), interned_(interned) {}
+  Annotations(PacketWriter& w, Sequence& seq, Interned& interned) : w_(w), seq_(seq), interned_(interned) {}
   void add(std::string_view name, uint64_t v);
   void add_int(std::string_view name, int64_t v);
   void add(std::string_view name, double v);
@@ -182,7 +229,7 @@ class Annotations {
   void end();
   PacketWriter& w_;
   Sequence& seq_;
-  pf::InternedData& interned_;
+  Interned& interned_;
   std::string bytes_;
   std::string one_;
 };

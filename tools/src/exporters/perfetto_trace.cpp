@@ -1,6 +1,7 @@
 #include "ringprof/tools/perfetto_trace.h"
 
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -22,6 +23,7 @@ namespace {
 
 using internal::Annotations;
 using internal::EventFields;
+using internal::Interned;
 using internal::PacketWriter;
 using internal::Sequence;
 namespace pf = ::ringprof::perfetto;
@@ -51,6 +53,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   void begin_process(const ProcessState& p) override {
     process_ = &p;
     threads_out_.clear();
+    last_out_ = nullptr;
     counter_tracks_.clear();
     memory_tracks_.clear();
     live_bytes_.clear();
@@ -128,6 +131,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   };
 
   ThreadOut& thread_out(uint32_t index) {
+    if (last_out_ && last_out_->index == index) return *last_out_;  // runs: one thread's events in a row
     auto [it, inserted] = threads_out_.try_emplace(index);
     ThreadOut& t = it->second;
     if (inserted) {
@@ -137,6 +141,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       const ThreadState* known = process_->thread(index);
       describe_thread(index, t, known ? known->name : std::string());
     }
+    last_out_ = &t;  // a map's elements stay where they are
     return t;
   }
 
@@ -183,12 +188,12 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   void write_pending_begins(ThreadOut& t) {
     for (OpenZone& z : t.open) {
       if (z.written || z.begin_ns > window_.end_ns) continue;
-      pf::InternedData interned;
+      Interned interned;
       EventFields f;
       f.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
-      f.name_iid = location_name_iid(t.seq, z.loc, interned);
-      f.category_iid = w_.category_iid(t.seq, "ringprof", interned);
-      f.source_location_iid = source_location_iid(t.seq, z.loc, interned);
+      std::tie(f.name_iid, f.source_location_iid) = location_iids(t.seq, z.loc, interned);
+      if (!t.seq.zone_category) t.seq.zone_category = w_.category_iid(t.seq, "ringprof", interned);
+      f.category_iid = t.seq.zone_category;
       w_.event(t.seq, z.begin_ns, f, &interned);
       z.written = true;
     }
@@ -197,16 +202,14 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   void end_zone(ThreadOut& t, uint64_t ts, bool unterminated) {
     EventFields f;
     f.type = pf::TrackEvent::TYPE_SLICE_END;
-    std::string annotations;
-    pf::InternedData interned;
-    if (unterminated) {
-      Annotations a(w_, t.seq, interned);
-      a.add_bool("unterminated", true);
-      annotations = a.bytes();
-      f.annotations = annotations;
-    }
-    w_.event(t.seq, ts, f, &interned);
     ++stats_.zones_written;
+    if (!unterminated) return w_.event(t.seq, ts, f);
+    Interned interned;
+    Annotations a(w_, t.seq, interned);
+    a.add_bool("unterminated", true);
+    const std::string annotations(a.bytes());
+    f.annotations = annotations;
+    w_.event(t.seq, ts, f, &interned);
   }
 
   void on_zone_begin(ThreadOut& t, const DecodedEvent& e) {
@@ -247,28 +250,21 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     }
   }
 
-  uint64_t location_name_iid(Sequence& seq, uint32_t loc, pf::InternedData& interned) {
-    auto it = seq.location_names.find(loc);
-    if (it != seq.location_names.end()) return it->second;
-    const uint64_t iid = w_.name_iid(seq, process_->location_name(loc), interned);
-    seq.location_names.emplace(loc, iid);
-    return iid;
-  }
-
-  uint64_t source_location_iid(Sequence& seq, uint32_t loc, pf::InternedData& interned) {
-    auto it = seq.source_locations.find(loc);
-    if (it != seq.source_locations.end()) return it->second;
-    uint64_t iid = 0;
+  // A location's name and source location, interned on the sequence at first use.
+  std::pair<uint64_t, uint64_t> location_iids(Sequence& seq, uint32_t loc, Interned& interned) {
+    auto it = seq.locations.find(loc);
+    if (it != seq.locations.end()) return it->second;
+    const uint64_t name = w_.name_iid(seq, process_->location_name(loc), interned);
+    uint64_t source = 0;
     const Location* l = process_->location(loc);
     if (l && !l->file.empty()) {
-      iid = seq.next_iid++;
-      pf::SourceLocation* s = interned.add_source_locations();
-      s->set_iid(iid);
+      source = seq.next_iid++;
+      pf::SourceLocation* s = interned.get().add_source_locations();
+      s->set_iid(source);
       s->set_file_name(l->file);
       if (l->line) s->set_line_number(l->line);
     }
-    seq.source_locations.emplace(loc, iid);
-    return iid;
+    return seq.locations.emplace(loc, std::make_pair(name, source)).first->second;
   }
 
   // ---- other events ----
@@ -296,16 +292,15 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       return on_drops(t, e);
     if (!window_.contains(e.ts_ns)) return;
     write_pending_begins(t);
-    pf::InternedData interned;
+    Interned interned;
     EventFields f;
     std::string annotations;
     std::string name;
     switch (e.kind) {
       case EventKind::Instant:
         f.type = pf::TrackEvent::TYPE_INSTANT;
-        f.name_iid = location_name_iid(t.seq, e.loc, interned);
+        std::tie(f.name_iid, f.source_location_iid) = location_iids(t.seq, e.loc, interned);
         f.category_iid = w_.category_iid(t.seq, "ringprof", interned);
-        f.source_location_iid = source_location_iid(t.seq, e.loc, interned);
         break;
       case EventKind::Counter:
         f.type = pf::TrackEvent::TYPE_COUNTER;
@@ -409,7 +404,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     t.drop_begin.reset();
     if (!window_.overlaps(begin, e.ts_ns)) return;
     if (!t.drops_uuid) t.drops_uuid = child_track(t.uuid, "ringprof drops");
-    pf::InternedData interned;
+    Interned interned;
     EventFields f;
     f.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
     f.track_uuid = t.drops_uuid;
@@ -461,6 +456,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   uint64_t process_uuid_ = 0;
   Sequence proc_seq_;
   std::unordered_map<uint32_t, ThreadOut> threads_out_;
+  ThreadOut* last_out_ = nullptr;
   std::unordered_map<uint32_t, uint64_t> counter_tracks_;  // by location id
   std::unordered_map<uint32_t, uint64_t> memory_tracks_;   // by pool location id
   std::unordered_map<uint32_t, int64_t> live_bytes_;       // by pool location id

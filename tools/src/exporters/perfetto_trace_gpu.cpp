@@ -56,7 +56,7 @@ const std::string& PerfettoGpuWriter::kernel_name(const std::string& raw) {
 }
 
 void PerfettoGpuWriter::slice(uint64_t track_uuid, const std::string& name, const char* category, uint64_t start,
-                              uint64_t end, std::string_view annotations, pf::InternedData& interned, uint64_t flow,
+                              uint64_t end, std::string_view annotations, Interned& interned, uint64_t flow,
                               bool terminating) {
   EventFields b;
   b.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
@@ -83,7 +83,7 @@ void PerfettoGpuWriter::segment(const SegmentView& view) {
     if (a.kind == GpuKind::ExternalCorrelation || !window_.overlaps(a.start_ns, a.end_ns)) continue;
     const std::string name = a.name ? seg.gpu_names[a.name - 1] : std::string();
     const uint64_t launch_flow = uint64_t{process_->pid} << 32 | a.correlation;
-    pf::InternedData interned;
+    Interned interned;
     Annotations args(w_, seq_, interned);
     switch (a.kind) {
       case GpuKind::Kernel:

@@ -59,7 +59,7 @@ class PerfettoGpuWriter {
   uint64_t new_track(uint64_t parent, const std::string& name, bool bytes_counter);
   // A record as a slice: begin (with its annotations, and a flow) and end.
   void slice(uint64_t track_uuid, const std::string& name, const char* category, uint64_t start, uint64_t end,
-             std::string_view annotations, pf::InternedData& interned, uint64_t flow, bool terminating);
+             std::string_view annotations, Interned& interned, uint64_t flow, bool terminating);
   const std::string& kernel_name(const std::string& raw);
 
   PacketWriter& w_;
