@@ -62,18 +62,19 @@ static void paired_read(ClockSource source, uint64_t* ticks, uint64_t* mono) noe
 }
 
 TickConverter::TickConverter(ClockSource source) : source_(source) {
-  paired_read(source_, &tick_base_, &mono_base_);
-  cal_ticks_ = tick_base_;
-  cal_mono_ = mono_base_;
-  real_base_ = realtime_now_ns() - (internal::monotonic_ns() - mono_base_);
+  Piece& first = pieces_[0];
+  paired_read(source_, &first.tick_base, &first.mono_base);
+  cal_ticks_ = first.tick_base;
+  cal_mono_ = first.mono_base;
+  real_base_ = realtime_now_ns() - (internal::monotonic_ns() - first.mono_base);
   if (source_ == ClockSource::Tsc) {
     // A first rate over ~2 ms of spinning; refine() improves it as time passes.
     uint64_t t = 0, m = 0;
     do {
       paired_read(source_, &t, &m);
-    } while (m - mono_base_ < 2000000);
-    ticks_per_second_ = static_cast<double>(t - tick_base_) * 1e9 / static_cast<double>(m - mono_base_);
-    mult_ = static_cast<uint64_t>(1e9 / ticks_per_second_ * 4294967296.0);
+    } while (m - first.mono_base < 2000000);
+    ticks_per_second_ = static_cast<double>(t - first.tick_base) * 1e9 / static_cast<double>(m - first.mono_base);
+    first.mult = static_cast<uint64_t>(1e9 / ticks_per_second_ * 4294967296.0);
   }
 }
 
@@ -81,29 +82,44 @@ void TickConverter::refine() noexcept {
   if (source_ != ClockSource::Tsc) return;
   uint64_t t = 0, m = 0;
   paired_read(source_, &t, &m);
-  if (m - cal_mono_ < 50000000 || t <= cal_ticks_) return;  // too short a baseline to improve
-  // The rate comes from the whole baseline since construction; the mapping is
-  // re-anchored where the old one stands now, so converted times never jump
+  refine_at(t, m);
+}
+
+void TickConverter::refine_at(uint64_t t, uint64_t m) noexcept {
+  if (source_ != ClockSource::Tsc) return;
+  const Piece& current = pieces_[newest_];
+  if (m - cal_mono_ < 50000000 || t <= cal_ticks_ || t <= current.tick_base) return;  // too short a baseline
+  // The rate comes from the whole baseline since construction; the new piece
+  // starts where the current one stands now, so converted times never jump
   // (a jump would reorder a thread's events or shorten a zone).
-  const uint64_t here = to_ns(t);
+  Piece next;
+  next.tick_base = t;
+  next.mono_base = to_ns(t);
   ticks_per_second_ = static_cast<double>(t - cal_ticks_) * 1e9 / static_cast<double>(m - cal_mono_);
-  tick_base_ = t;
-  mono_base_ = here;
-  mult_ = static_cast<uint64_t>(1e9 / ticks_per_second_ * 4294967296.0);
+  next.mult = static_cast<uint64_t>(1e9 / ticks_per_second_ * 4294967296.0);
+  newest_ = (newest_ + 1) % kPieces;
+  pieces_[newest_] = next;
+  if (count_ < kPieces) ++count_;
 }
 
 uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
   if (source_ != ClockSource::Tsc) return ticks;
-  return map_ticks_to_ns(ticks, tick_base_, mono_base_, mult_);
+  // The newest piece that starts at or before `ticks`; almost always the
+  // current one (events are converted within a second or so of being made).
+  uint32_t i = newest_;
+  for (uint32_t k = 1; k < count_ && ticks < pieces_[i].tick_base; ++k) i = (i + kPieces - 1) % kPieces;
+  const Piece& p = pieces_[i];
+  return map_ticks_to_ns(ticks, p.tick_base, p.mono_base, p.mult);
 }
 
 ClockCalibration TickConverter::calibration() const noexcept {
   ClockCalibration c;
   c.source = source_;
   c.ticks_per_second = ticks_per_second_;
-  c.tick_base = tick_base_;
-  c.monotonic_base_ns = mono_base_;
-  c.realtime_base_ns = mono_base_ + (real_base_ - cal_mono_);  // the same wall-clock offset at the current anchor
+  const Piece& p = pieces_[newest_];
+  c.tick_base = p.tick_base;
+  c.monotonic_base_ns = p.mono_base;
+  c.realtime_base_ns = p.mono_base + (real_base_ - cal_mono_);  // the same wall-clock offset at the current anchor
   return c;
 }
 

@@ -33,23 +33,41 @@ inline uint64_t map_ticks_to_ns(uint64_t ticks, uint64_t tick_base, uint64_t mon
 }
 
 // Ticks → CLOCK_MONOTONIC ns. Owned by the drainer thread.
+//
+// The mapping is piecewise linear: each refine() starts a new piece at the
+// tick it was made, where the previous piece stands, with the better rate.
+// Ticks before that anchor keep the piece they fall in, so an event still in
+// a ring when the rate changes converts exactly as it would have before, and
+// a thread's times never go backwards however old its unread events are
+// (within kPieces refines: about that many seconds of backlog; older ticks
+// take the oldest piece kept, extended back).
 class TickConverter {
  public:
   // Measures a first rate (about 2 ms of wall time for the TSC).
   explicit TickConverter(ClockSource source);
   // Re-measures the rate over the whole time since construction.
   void refine() noexcept;
+  // The same with the tick/ns pair given (tests).
+  void refine_at(uint64_t ticks, uint64_t mono_ns) noexcept;
   uint64_t to_ns(uint64_t ticks) const noexcept;
+  // The current piece (crash flush maps with it; files state it).
   ClockCalibration calibration() const noexcept;
 
+  static constexpr uint32_t kPieces = 16;
+
  private:
+  struct Piece {
+    uint64_t tick_base = 0;
+    uint64_t mono_base = 0;
+    uint64_t mult = 1ull << 32;  // ns per tick, 32.32 fixed point
+  };
   ClockSource source_;
   uint64_t cal_ticks_ = 0;  // the first pair: the baseline every rate is measured over
   uint64_t cal_mono_ = 0;
-  uint64_t tick_base_ = 0;  // the current anchor of the mapping
-  uint64_t mono_base_ = 0;
   uint64_t real_base_ = 0;
-  uint64_t mult_ = 1ull << 32;  // ns per tick, 32.32 fixed point
+  Piece pieces_[kPieces];   // pieces_[(newest_ - k) % kPieces]: the k-th most recent
+  uint32_t newest_ = 0;
+  uint32_t count_ = 1;
   double ticks_per_second_ = 1e9;
 };
 
