@@ -6,7 +6,8 @@
 // The recording is built in memory once (tests/support/trace_builder.h): two
 // threads, each a "train_step" zone around three inner zones (forward,
 // backward, optimizer_step), every zone with its call site, 100 ns apart.
-// RINGPROF_BENCH_CONVERT_EVENTS sets its size (default 2 million events).
+// RINGPROF_BENCH_CONVERT_EVENTS sets its size (default 2 million events);
+// RINGPROF_BENCH_CONVERT_FILE=PATH keeps it there (to time the CLI on it).
 // Output goes to a stream that counts bytes and discards them, so the figures
 // are the writers' own, not the disk's.
 #include <benchmark/benchmark.h>
@@ -52,9 +53,11 @@ uint64_t event_count() {
 // The recording's path, written once.
 const std::string& recording() {
   static const std::string path = [] {
-    const std::string p = (std::filesystem::temp_directory_path() /
-                           ("ringprof-convert-bench-" + std::to_string(getpid()) + ".rpf"))
-                              .string();
+    const char* keep = std::getenv("RINGPROF_BENCH_CONVERT_FILE");
+    const std::string p = keep ? std::string(keep)
+                               : (std::filesystem::temp_directory_path() /
+                                  ("ringprof-convert-bench-" + std::to_string(getpid()) + ".rpf"))
+                                     .string();
     testing::TraceBuilder b;
     // Names and call sites as a training loop's zones have them (__FILE__ is
     // the path the compiler was given).
@@ -128,7 +131,7 @@ void BM_ConvertPerfetto(benchmark::State& state) {
   if (g_rss_before)
     bench::report_figure("convert: peak RSS growth while converting", double(peak_rss_kib() - g_rss_before) / 1024.0,
                          "MiB");
-  std::filesystem::remove(path);
+  if (!std::getenv("RINGPROF_BENCH_CONVERT_FILE")) std::filesystem::remove(path);
 }
 BENCHMARK(BM_ConvertPerfetto)->Unit(benchmark::kMillisecond)->Iterations(2);
 

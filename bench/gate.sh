@@ -1,6 +1,6 @@
 #!/bin/sh
-# The benchmark gate: short runs of the zone, encoder and sustained-rate
-# benchmarks, each checked against bench/budgets.txt. Prints every figure it
+# The benchmark gate: short runs of the zone, encoder, convert and
+# sustained-rate benchmarks, each checked against bench/budgets.txt. Prints every figure it
 # checks and fails when one breaks its budget or was not measured at all.
 #   bench/gate.sh [BUILD_DIR]   (default build/test-release; needs its bench/)
 set -eu
@@ -15,7 +15,7 @@ run_bench ringprof_bench_zone --benchmark_filter='^BM_TwoTscReads$|^BM_Zone/thre
   --benchmark_min_time=0.2 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 run_bench ringprof_bench_drainer --benchmark_filter='^BM_EncodeSegment/3$|^BM_ZstdRawEvents$' \
   --benchmark_min_time=0.2 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
-# Printed, not yet a budget (bench/budgets.txt says why).
+run_bench ringprof_bench_convert
 export RINGPROF_BENCH_SECONDS=2
 run_bench ringprof_bench_sustained --benchmark_filter='^BM_SustainedRate/M:5/T:1/'
 grep -E "^dropped at" "$OUT" || true
