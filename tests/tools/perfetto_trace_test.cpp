@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "perfetto_trace.pb.h"
@@ -442,6 +443,47 @@ TEST(PerfettoTrace, ThreadFilterUnmatchedEndsAndUnterminatedZones) {
   EXPECT_EQ(stats.unterminated_zones, 1u);
 }
 
+
+// Two processes: a process track each with its threads, and a clock
+// snapshot each relating its own start on CLOCK_MONOTONIC to wall-clock
+// time, so the two line up on one time axis.
+TEST(PerfettoTrace, TwoProcessesEachWithTheirTracksAndClock) {
+  test::TempDir dir;
+  for (uint32_t pid : {7001u, 7002u}) {
+    TraceBuilder b(pid, T + pid);
+    const uint32_t th = b.thread(pid + 1, "worker");
+    const uint32_t work = b.location("work");
+    b.begin(th, T + pid + 10, work);
+    b.end(th, T + pid + 20);
+    b.flush();
+    test::write_file(dir.file(std::to_string(pid) + ".rpf"), b.bytes());
+  }
+  const Model m = read_model(convert({dir.path()}));
+  ASSERT_EQ(m.error, "");
+  std::map<int32_t, uint64_t> process_tracks;  // pid -> uuid
+  for (const auto& [uuid, t] : m.tracks)
+    if (t.has_process()) process_tracks[t.process().pid()] = uuid;
+  ASSERT_EQ(process_tracks.size(), 2u);
+  ASSERT_EQ(m.clocks.size(), 2u);
+  std::set<uint64_t> monotonic_starts;
+  for (const auto& c : m.clocks) {
+    ASSERT_EQ(c.clocks_size(), 2);
+    monotonic_starts.insert(c.clocks(0).timestamp());
+    EXPECT_EQ(c.clocks(1).timestamp(), 1'700'000'000'000'000'000ull);
+  }
+  EXPECT_EQ(monotonic_starts, (std::set<uint64_t>{T + 7001, T + 7002}));
+  for (const auto& [pid, uuid] : process_tracks) {
+    uint64_t thread = 0;
+    for (const auto& [u, t] : m.tracks)
+      if (t.has_thread() && t.thread().pid() == pid) thread = u;
+    ASSERT_NE(thread, 0u) << pid;
+    EXPECT_EQ(m.tracks.at(thread).parent_uuid(), uuid);
+    EXPECT_EQ(m.tracks.at(thread).thread().tid(), pid + 1);
+    const uint64_t base = T + static_cast<uint64_t>(pid);
+    EXPECT_EQ(slices(m.on(thread)), std::vector<std::string>{"work[" + std::to_string(base + 10 - T) + "," +
+                                                             std::to_string(base + 20 - T) + "]"});
+  }
+}
 
 // Samples, memory, marks, drop gaps and GPU records, each where the header
 // (ringprof/tools/perfetto_trace.h) says it goes.
