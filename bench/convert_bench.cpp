@@ -1,7 +1,9 @@
 // `ringprof convert` to Chrome JSON and to Perfetto's protobuf format, the
 // same recording in one run: CPU time per event of each, their ratio, the
-// bytes each writes per event, and how much the process's peak RSS grew
-// while converting (the writers stream: it should not grow with the trace).
+// bytes each writes per event, and how far each raised the process's peak
+// RSS above what it was before converting (VmHWM, reset through
+// /proc/self/clear_refs; the writers stream: it should not grow with the
+// trace).
 //
 // The recording is built in memory once (tests/support/trace_builder.h): two
 // threads, each a "train_step" zone around three inner zones (forward,
@@ -11,9 +13,9 @@
 // Output goes to a stream that counts bytes and discards them, so the figures
 // are the writers' own, not the disk's.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -89,18 +91,28 @@ const std::string& recording() {
   return path;
 }
 
-long peak_rss_kib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
+// /proc/self/status fields, in KiB (0 when missing).
+long status_kib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(field);
+  while (std::getline(in, line))
+    if (line.compare(0, n, field) == 0) return std::strtol(line.c_str() + n, nullptr, 10);
+  return 0;
 }
 
+// Starts a fresh peak: writing 5 to clear_refs resets VmHWM to the current RSS.
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// How far the peak rose above the RSS at reset_peak_rss(), in MiB.
+double peak_growth_mib(long rss_at_reset) { return double(status_kib("VmHWM:") - rss_at_reset) / 1024.0; }
+
 uint64_t g_json_bytes = 0;
-long g_rss_before = 0;
 
 void BM_ConvertChrome(benchmark::State& state) {
   const std::string& path = recording();
-  g_rss_before = peak_rss_kib();
+  reset_peak_rss();
+  const long rss = status_kib("VmRSS:");
   uint64_t bytes = 0;
   for (auto _ : state) {
     TraceReader reader({path});
@@ -112,11 +124,14 @@ void BM_ConvertChrome(benchmark::State& state) {
   g_json_bytes = bytes;
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * event_count()));
   bench::report_figure("convert: JSON bytes per event", double(bytes) / double(event_count()), "bytes");
+  bench::report_figure("convert: JSON peak RSS growth", peak_growth_mib(rss), "MiB");
 }
 BENCHMARK(BM_ConvertChrome)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 void BM_ConvertPerfetto(benchmark::State& state) {
   const std::string& path = recording();
+  reset_peak_rss();
+  const long rss = status_kib("VmRSS:");
   uint64_t bytes = 0;
   for (auto _ : state) {
     TraceReader reader({path});
@@ -128,9 +143,7 @@ void BM_ConvertPerfetto(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * event_count()));
   bench::report_figure("convert: perfetto bytes per event", double(bytes) / double(event_count()), "bytes");
   if (g_json_bytes) bench::report_figure("convert: perfetto bytes / JSON bytes", double(bytes) / double(g_json_bytes), "");
-  if (g_rss_before)
-    bench::report_figure("convert: peak RSS growth while converting", double(peak_rss_kib() - g_rss_before) / 1024.0,
-                         "MiB");
+  bench::report_figure("convert: perfetto peak RSS growth", peak_growth_mib(rss), "MiB");
   if (!std::getenv("RINGPROF_BENCH_CONVERT_FILE")) std::filesystem::remove(path);
 }
 BENCHMARK(BM_ConvertPerfetto)->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -159,7 +159,10 @@ Model read_model(const std::string& bytes) {
       } else {
         e.name = te.name();
       }
-      for (uint64_t c : te.category_iids()) e.category = s.categories[c];
+      for (uint64_t c : te.category_iids()) {
+        if (!s.categories.count(c) && m.error.empty()) m.error = "an unknown category iid";
+        e.category = s.categories[c];
+      }
       if (te.has_source_location_iid()) {
         const pf::SourceLocation& l = s.locations.at(te.source_location_iid());
         e.file = l.file_name();
@@ -328,12 +331,15 @@ TEST(PerfettoTrace, EveryEventFieldByField) {
   EXPECT_EQ(stats.unmatched_zone_ends, 0u);
 
   // The flow: an instant at each flow event, inside the enclosing zone, with
-  // the flow's id; the end terminates it. Steps and the end take the
-  // begin's name.
+  // one id (7 made unique to the process: Perfetto's ids are global); the
+  // end terminates it. Steps and the end take the begin's name.
   std::vector<Event> flows;
   for (const Event& e : m.events)
     if (e.category == "flow") flows.push_back(e);
   ASSERT_EQ(flows.size(), 3u);
+  ASSERT_EQ(flows[0].flows.size(), 1u);
+  const uint64_t id = flows[0].flows[0];
+  EXPECT_NE(id, 0u);
   const uint64_t flow_ts[] = {T + 2100, T + 5000, T + 6000};
   const uint64_t flow_track[] = {main_t, loader, loader};
   for (int i = 0; i < 3; ++i) {
@@ -342,11 +348,11 @@ TEST(PerfettoTrace, EveryEventFieldByField) {
     EXPECT_EQ(flows[i].ts, flow_ts[i]) << i;
     EXPECT_EQ(flows[i].track, flow_track[i]) << i;
     if (i < 2) {
-      EXPECT_EQ(flows[i].flows, std::vector<uint64_t>{7}) << i;
+      EXPECT_EQ(flows[i].flows, std::vector<uint64_t>{id}) << i;
       EXPECT_TRUE(flows[i].terminating_flows.empty()) << i;
     } else {
       EXPECT_TRUE(flows[i].flows.empty());
-      EXPECT_EQ(flows[i].terminating_flows, std::vector<uint64_t>{7});
+      EXPECT_EQ(flows[i].terminating_flows, std::vector<uint64_t>{id});
     }
   }
 
@@ -430,6 +436,16 @@ TEST(PerfettoTrace, ThreadFilterUnmatchedEndsAndUnterminatedZones) {
   b.begin(a, T + 100, work);
   b.begin(other, T + 100, work);
   b.end(other, T + 150);
+  const uint32_t launch = b.gpu_name("cudaLaunchKernel");
+  for (uint32_t tid : {21u, 22u}) {  // an API call on each thread
+    GpuActivity api;
+    api.kind = GpuKind::RuntimeApi;
+    api.name = launch;
+    api.start_ns = T + 110;
+    api.end_ns = T + 120;
+    api.tid = tid;
+    b.gpu(api);
+  }
   b.flush();
   test::write_file(dir.file("one.rpf"), b.bytes());
   PerfettoTraceOptions options;
@@ -438,6 +454,14 @@ TEST(PerfettoTrace, ThreadFilterUnmatchedEndsAndUnterminatedZones) {
   const Model m = read_model(convert({dir.file("one.rpf")}, options, &stats));
   ASSERT_EQ(m.error, "");
   EXPECT_EQ(m.track_named("other"), 0u);  // filtered out: no track at all
+  // The kept thread's API call, under it; the other thread's is left out.
+  const uint64_t cuda_api = m.track_named("CUDA API");
+  ASSERT_NE(cuda_api, 0u);
+  EXPECT_EQ(m.tracks.at(cuda_api).parent_uuid(), m.track_named("a"));
+  EXPECT_EQ(slices(m.on(cuda_api)), std::vector<std::string>{"cudaLaunchKernel[110,120]"});
+  size_t api_tracks = 0;
+  for (const auto& [uuid, t] : m.tracks) api_tracks += t.name().find("CUDA API") != std::string::npos;
+  EXPECT_EQ(api_tracks, 1u);
   EXPECT_EQ(slices(m.on(m.track_named("a"))), (std::vector<std::string>{"work[100,100]"}));
   EXPECT_EQ(stats.unmatched_zone_ends, 1u);
   EXPECT_EQ(stats.unterminated_zones, 1u);
@@ -454,6 +478,7 @@ TEST(PerfettoTrace, TwoProcessesEachWithTheirTracksAndClock) {
     const uint32_t th = b.thread(pid + 1, "worker");
     const uint32_t work = b.location("work");
     b.begin(th, T + pid + 10, work);
+    b.flow_begin(th, T + pid + 15, 5, work);  // the same id in both: two flows, not one
     b.end(th, T + pid + 20);
     b.flush();
     test::write_file(dir.file(std::to_string(pid) + ".rpf"), b.bytes());
@@ -472,6 +497,10 @@ TEST(PerfettoTrace, TwoProcessesEachWithTheirTracksAndClock) {
     EXPECT_EQ(c.clocks(1).timestamp(), 1'700'000'000'000'000'000ull);
   }
   EXPECT_EQ(monotonic_starts, (std::set<uint64_t>{T + 7001, T + 7002}));
+  std::set<uint64_t> flow_ids;
+  for (const Event& e : m.events)
+    for (uint64_t id : e.flows) flow_ids.insert(id);
+  EXPECT_EQ(flow_ids.size(), 2u);
   for (const auto& [pid, uuid] : process_tracks) {
     uint64_t thread = 0;
     for (const auto& [u, t] : m.tracks)
@@ -483,6 +512,54 @@ TEST(PerfettoTrace, TwoProcessesEachWithTheirTracksAndClock) {
     EXPECT_EQ(slices(m.on(thread)), std::vector<std::string>{"work[" + std::to_string(base + 10 - T) + "," +
                                                              std::to_string(base + 20 - T) + "]"});
   }
+}
+
+// Names made per event ("batch 17") are interned up to a cap, then written
+// whole, so the interning tables stop growing and every name still reads back.
+TEST(PerfettoTrace, NamesPastTheInterningCapAreWrittenWhole) {
+  test::TempDir dir;
+  TraceBuilder b;
+  const uint32_t th = b.thread(31, "t");
+  constexpr int kNames = 17000;  // past PacketWriter::kMaxInternedNames (16384)
+  for (int i = 0; i < kNames; ++i) {
+    b.instant(th, T + static_cast<uint64_t>(i), b.location("batch " + std::to_string(i)));
+    if (i % 4096 == 4095) b.flush();
+  }
+  b.flush();
+  test::write_file(dir.file("n.rpf"), b.bytes());
+  const std::string bytes = convert({dir.file("n.rpf")});
+  const Model m = read_model(bytes);
+  ASSERT_EQ(m.error, "");
+  ASSERT_EQ(m.events.size(), static_cast<size_t>(kNames));
+  for (int i = 0; i < kNames; ++i) ASSERT_EQ(m.events[static_cast<size_t>(i)].name, "batch " + std::to_string(i)) << i;
+  pf::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(bytes));
+  size_t interned = 0, inline_names = 0;
+  for (const auto& p : trace.packet()) {
+    interned += static_cast<size_t>(p.interned_data().event_names_size());
+    inline_names += p.has_track_event() && p.track_event().has_name();
+  }
+  EXPECT_EQ(interned, 16384u);
+  EXPECT_EQ(inline_names, static_cast<size_t>(kNames) - 16384u);
+}
+
+// trace_processor refuses a clock snapshot whose trace clock goes backwards:
+// a process that started before the one read before it adds none.
+TEST(PerfettoTrace, ClockSnapshotsOnlyMoveForward) {
+  test::TempDir dir;
+  const std::pair<uint32_t, uint64_t> processes[] = {{8001, T + 500}, {8002, T + 100}, {8003, T + 900}};
+  for (const auto& [pid, start] : processes) {
+    TraceBuilder b(pid, start);
+    b.instant(b.thread(pid, "main"), start + 1, b.location("x"));
+    b.flush();
+    test::write_file(dir.file(std::to_string(pid) + ".rpf"), b.bytes());
+  }
+  const Model m = read_model(convert({dir.path()}));
+  ASSERT_EQ(m.error, "");
+  std::vector<uint64_t> starts;
+  for (const auto& c : m.clocks) starts.push_back(c.clocks(0).timestamp());
+  EXPECT_EQ(starts, (std::vector<uint64_t>{T + 500, T + 900}));  // pid order; 8002's earlier start adds none
+  EXPECT_EQ(m.events.size(), 3u);
 }
 
 // Samples, memory, marks, drop gaps and GPU records, each where the header
@@ -510,7 +587,9 @@ TEST(PerfettoTrace, SamplesMemoryMarksDropsAndGpu) {
   b.free(main_th, T + 1500, heap, 0xA000);
   b.mark(main_th, T + 2000, window_begin, 3);
   b.mark(main_th, T + 2500, crash, uint64_t{100} << 32 | 11);
+  const uint32_t tick = b.location("tick");
   b.mark(main_th, T + 3000, drops_begin, 5);
+  b.instant(main_th, T + 3200, tick);  // written before the gap, which begins earlier: an absolute timestamp
   b.mark(main_th, T + 3500, drops_end, 5);
   const uint32_t launch = b.gpu_name("cudaLaunchKernel"), matmul = b.gpu_name("_Z6matmulPfS_S_i"),
                  nvtx = b.gpu_name("step");
@@ -608,8 +687,8 @@ TEST(PerfettoTrace, SamplesMemoryMarksDropsAndGpu) {
   EXPECT_EQ(m.tracks.at(cuda_api).parent_uuid(), main_t);
   const std::vector<Event> calls = m.on(cuda_api);
   EXPECT_EQ(slices(calls), std::vector<std::string>{"cudaLaunchKernel[4000,4100]"});
-  const uint64_t flow = uint64_t{4242} << 32 | 1;
-  EXPECT_EQ(calls[0].flows, std::vector<uint64_t>{flow});
+  ASSERT_EQ(calls[0].flows.size(), 1u);
+  const uint64_t flow = calls[0].flows[0];
   const std::vector<Event> kernels = m.on(m.track_named("GPU 0 stream 7"));
   EXPECT_EQ(slices(kernels), std::vector<std::string>{"matmul(float*, float*, float*, int)[4200,5200]"});
   EXPECT_EQ(kernels[0].terminating_flows, std::vector<uint64_t>{flow});

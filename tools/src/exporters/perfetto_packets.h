@@ -42,6 +42,16 @@ namespace ringprof::internal {
 
 namespace pf = ::ringprof::perfetto;
 
+// Perfetto's flow ids are global to the trace, ringprof's are per process
+// (and a GPU launch's correlation id per process too): each is mixed with
+// its pid and its kind (0 flows, 1 GPU launches) into one 64-bit id.
+inline uint64_t process_flow_id(uint32_t pid, uint64_t id, uint64_t kind = 0) {
+  uint64_t z = id + 0x9E3779B97F4A7C15ull * (uint64_t{pid} * 2 + kind + 1);  // splitmix64's finalizer
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 // Sequence-scoped clock ids are 64..127; this one counts ns since the
 // previous packet of its sequence.
 constexpr uint32_t kDeltaClock = 64;
@@ -67,6 +77,7 @@ struct RawBytes {
     for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(v >> (8 * i));
   }
   void append(std::string_view data) {
+    if (data.empty()) return;  // (an empty view's data() may be null)
     __builtin_memcpy(p, data.data(), data.size());
     p += data.size();
   }
@@ -181,8 +192,13 @@ class PacketWriter {
 
   // Interning on `seq`: the iid of a name, a category, a debug annotation
   // name; new entries are added to `interned`, to go out with the packet
-  // that first uses them.
+  // that first uses them. name_iid() returns 0 once the sequence holds
+  // kMaxInternedNames names (names made per event, "batch 17", must not grow
+  // memory with the trace): set_name() then writes the name itself.
   uint64_t name_iid(Sequence& seq, std::string_view name, Interned& interned);
+  // f.name_iid, or f.name = `name` (which must outlive the event() call).
+  void set_name(Sequence& seq, std::string_view name, Interned& interned, EventFields& f);
+  static constexpr size_t kMaxInternedNames = 1 << 14;
   uint64_t category_iid(Sequence& seq, std::string_view name, Interned& interned);
   uint64_t annotation_name_iid(Sequence& seq, std::string_view name, Interned& interned);
 

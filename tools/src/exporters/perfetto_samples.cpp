@@ -92,7 +92,8 @@ uint64_t PerfettoSamples::mapping(const ProcessState& process, uint32_t module_i
     m->set_start(info.start);
     m->set_end(info.end);
     m->set_start_offset(info.file_offset);
-    m->set_load_bias(info.base);
+    // No load_bias: Perfetto's is the ELF's p_vaddr - p_offset, which the
+    // files do not keep; rel_pc is already the ELF virtual address.
     const std::string id = hex_to_bytes(info.build_id);
     if (!id.empty()) m->set_build_id(string(build_ids_, id, interned.mutable_build_ids()));
   }

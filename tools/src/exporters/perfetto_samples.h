@@ -4,7 +4,8 @@
 // callstack; the callstack names interned frames (root first), each frame a
 // function name, a source file and line where the symbolizer knows them, and
 // a mapping (the module: path components, build ID, address range) with the
-// address relative to the module's load bias. Inline chains are expanded:
+// address as the module's ELF virtual address (runtime address minus the
+// module's load bias), which is what a symbolizer looks up. Inline chains are expanded:
 // one frame per inlined function, as ringprof's other outputs show them.
 // Everything is interned on the process's sequence, once per process.
 #pragma once

@@ -58,24 +58,18 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     memory_tracks_.clear();
     live_bytes_.clear();
     memory_.clear();
+    flow_names_.clear();
+    tid_tracks_.clear();
     marks_track_ = 0;
     process_uuid_ = next_uuid_++;
     proc_seq_ = w_.new_sequence(false, 0);
 
-    // The clock first: CLOCK_MONOTONIC is the trace's clock, and this
-    // process's start relates it to wall-clock time.
-    pf::TracePacket clock;
-    pf::ClockSnapshot* c = clock.mutable_clock_snapshot();
-    pf::ClockSnapshot::Clock* mono = c->add_clocks();
-    mono->set_clock_id(pf::BUILTIN_CLOCK_MONOTONIC);
-    mono->set_timestamp(p.start_known ? p.start_monotonic_ns : 0);
-    if (p.start_known) {
-      pf::ClockSnapshot::Clock* real = c->add_clocks();
-      real->set_clock_id(pf::BUILTIN_CLOCK_REALTIME);
-      real->set_timestamp(p.start_realtime_ns);
-    }
-    c->set_primary_trace_clock(pf::BUILTIN_CLOCK_MONOTONIC);
-    w_.write(proc_seq_, clock);
+    // The clock first: CLOCK_MONOTONIC is the trace's clock, and a process's
+    // start relates it to wall-clock time. trace_processor refuses a snapshot
+    // whose trace clock does not move forward, so a process that started
+    // before the last one stated adds none (on one machine they all tell the
+    // same relation).
+    if (!clock_written_ || (p.start_known && p.start_monotonic_ns > last_clock_ns_)) write_clock(p);
 
     pf::TracePacket desc;
     pf::TrackDescriptor* d = desc.mutable_track_descriptor();
@@ -130,6 +124,23 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     std::optional<uint64_t> drop_begin;
   };
 
+  void write_clock(const ProcessState& p) {
+    pf::TracePacket clock;
+    pf::ClockSnapshot* c = clock.mutable_clock_snapshot();
+    pf::ClockSnapshot::Clock* mono = c->add_clocks();
+    mono->set_clock_id(pf::BUILTIN_CLOCK_MONOTONIC);
+    mono->set_timestamp(p.start_known ? p.start_monotonic_ns : 0);
+    if (p.start_known) {
+      pf::ClockSnapshot::Clock* real = c->add_clocks();
+      real->set_clock_id(pf::BUILTIN_CLOCK_REALTIME);
+      real->set_timestamp(p.start_realtime_ns);
+    }
+    c->set_primary_trace_clock(pf::BUILTIN_CLOCK_MONOTONIC);
+    w_.write(proc_seq_, clock);
+    clock_written_ = true;
+    last_clock_ns_ = mono->timestamp();
+  }
+
   ThreadOut& thread_out(uint32_t index) {
     if (last_out_ && last_out_->index == index) return *last_out_;  // runs: one thread's events in a row
     auto [it, inserted] = threads_out_.try_emplace(index);
@@ -145,10 +156,20 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     return t;
   }
 
-  uint64_t thread_uuid_for_tid(uint32_t tid) {
-    for (const auto& [index, th] : process_->threads)
-      if (th.tid == tid) return thread_out(index).uuid;
-    return 0;
+  // The track of the host thread with kernel id `tid` for its GPU records:
+  // 0 when the files name no such thread, nothing when --thread leaves it out.
+  std::optional<uint64_t> thread_uuid_for_tid(uint32_t tid) {
+    auto it = tid_tracks_.find(tid);
+    if (it != tid_tracks_.end()) return it->second;
+    std::optional<uint64_t> uuid = 0;
+    for (const auto& [index, th] : process_->threads) {
+      if (th.tid != tid) continue;
+      uuid = threads_.matches(*process_, index) ? std::optional<uint64_t>(thread_out(index).uuid) : std::nullopt;
+      break;
+    }
+    if (uuid == 0 && !threads_.empty()) uuid = std::nullopt;  // an unknown thread is not the one asked for
+    tid_tracks_.emplace(tid, uuid);
+    return uuid;
   }
 
   void describe_thread(uint32_t index, ThreadOut& t, const std::string& name) {
@@ -192,6 +213,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       EventFields f;
       f.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
       std::tie(f.name_iid, f.source_location_iid) = location_iids(t.seq, z.loc, interned);
+      std::string name;  // past the interning cap: the name itself
+      if (!f.name_iid) f.name = name = process_->location_name(z.loc);
       if (!t.seq.zone_category) t.seq.zone_category = w_.category_iid(t.seq, "ringprof", interned);
       f.category_iid = t.seq.zone_category;
       w_.event(t.seq, z.begin_ns, f, &interned);
@@ -296,10 +319,12 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     EventFields f;
     std::string annotations;
     std::string name;
+    std::string flow;
     switch (e.kind) {
       case EventKind::Instant:
         f.type = pf::TrackEvent::TYPE_INSTANT;
         std::tie(f.name_iid, f.source_location_iid) = location_iids(t.seq, e.loc, interned);
+        if (!f.name_iid) f.name = name = process_->location_name(e.loc);
         f.category_iid = w_.category_iid(t.seq, "ringprof", interned);
         break;
       case EventKind::Counter:
@@ -323,10 +348,11 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       case EventKind::FlowStep:
       case EventKind::FlowEnd:
         f.type = pf::TrackEvent::TYPE_INSTANT;
-        f.name_iid = w_.name_iid(t.seq, flow_name(e), interned);
+        flow = flow_name(e);
+        w_.set_name(t.seq, flow, interned, f);
         f.category_iid = w_.category_iid(t.seq, "flow", interned);
         f.has_flow = true;
-        f.flow_id = e.value;
+        f.flow_id = internal::process_flow_id(process_->pid, e.value);
         f.terminating_flow = e.kind == EventKind::FlowEnd;
         break;
       case EventKind::Mark: {
@@ -456,6 +482,9 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   uint64_t process_uuid_ = 0;
   Sequence proc_seq_;
   std::unordered_map<uint32_t, ThreadOut> threads_out_;
+  std::unordered_map<uint32_t, std::optional<uint64_t>> tid_tracks_;  // GPU records' host threads, by tid
+  bool clock_written_ = false;
+  uint64_t last_clock_ns_ = 0;
   ThreadOut* last_out_ = nullptr;
   std::unordered_map<uint32_t, uint64_t> counter_tracks_;  // by location id
   std::unordered_map<uint32_t, uint64_t> memory_tracks_;   // by pool location id

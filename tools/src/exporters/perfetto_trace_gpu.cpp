@@ -1,5 +1,7 @@
 #include "exporters/perfetto_trace_gpu.h"
 
+#include <algorithm>
+
 #include "exporters/gpu_labels.h"
 #include "ringprof/tools/gpu_occupancy.h"
 #include "symbols/demangle.h"
@@ -61,7 +63,7 @@ void PerfettoGpuWriter::slice(uint64_t track_uuid, const std::string& name, cons
   EventFields b;
   b.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
   b.track_uuid = track_uuid;
-  b.name_iid = w_.name_iid(seq_, name, interned);
+  w_.set_name(seq_, name, interned, b);
   b.category_iid = w_.category_iid(seq_, category, interned);
   b.annotations = annotations;
   if (flow) {
@@ -79,10 +81,15 @@ void PerfettoGpuWriter::slice(uint64_t track_uuid, const std::string& name, cons
 
 void PerfettoGpuWriter::segment(const SegmentView& view) {
   const DecodedSegment& seg = view.segment;
-  for (const GpuActivity& a : seg.gpu) {
+  order_.resize(seg.gpu.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](size_t x, size_t y) { return seg.gpu[x].start_ns < seg.gpu[y].start_ns; });
+  for (size_t index : order_) {
+    const GpuActivity& a = seg.gpu[index];
     if (a.kind == GpuKind::ExternalCorrelation || !window_.overlaps(a.start_ns, a.end_ns)) continue;
     const std::string name = a.name ? seg.gpu_names[a.name - 1] : std::string();
-    const uint64_t launch_flow = uint64_t{process_->pid} << 32 | a.correlation;
+    const uint64_t launch_flow = process_flow_id(process_->pid, a.correlation, 1);
     Interned interned;
     Annotations args(w_, seq_, interned);
     switch (a.kind) {
@@ -131,7 +138,9 @@ void PerfettoGpuWriter::segment(const SegmentView& view) {
       }
       case GpuKind::RuntimeApi:
       case GpuKind::DriverApi: {
-        const uint64_t thread = thread_track_(a.tid);
+        const std::optional<uint64_t> host = thread_track_(a.tid);
+        if (!host) break;
+        const uint64_t thread = *host;
         Track& t = track("a" + std::to_string(a.tid), thread ? thread : process_uuid_,
                          thread ? "CUDA API" : "CUDA API (thread " + std::to_string(a.tid) + ")");
         args.add("correlation", uint64_t{a.correlation});
@@ -155,7 +164,9 @@ void PerfettoGpuWriter::segment(const SegmentView& view) {
         break;
       }
       case GpuKind::Marker: {
-        const uint64_t thread = thread_track_(a.tid);
+        const std::optional<uint64_t> host = thread_track_(a.tid);
+        if (!host) break;
+        const uint64_t thread = *host;
         Track& t = track("n" + std::to_string(a.tid), thread ? thread : process_uuid_,
                          thread ? "NVTX" : "NVTX (thread " + std::to_string(a.tid) + ")");
         if (a.sub_kind == 1) {
@@ -164,8 +175,9 @@ void PerfettoGpuWriter::segment(const SegmentView& view) {
         } else {
           EventFields f;
           f.type = pf::TrackEvent::TYPE_INSTANT;
-          f.track_uuid = lane(t, a.start_ns, a.start_ns);
-          f.name_iid = w_.name_iid(seq_, name, interned);
+          // An instant cannot cross a slice: it needs no lane of its own.
+          f.track_uuid = t.lanes.empty() ? lane(t, a.start_ns, a.start_ns) : t.lanes.front().uuid;
+          w_.set_name(seq_, name, interned, f);
           f.category_iid = w_.category_iid(seq_, "nvtx", interned);
           w_.event(seq_, a.start_ns, f, &interned);
           ++written_;

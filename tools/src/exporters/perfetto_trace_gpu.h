@@ -13,12 +13,15 @@
 // driver call inside its runtime call). Perfetto's slices on one track must
 // nest, so each track is split into lanes: a record goes on the first lane
 // whose last record ended at or before it starts, and a lane past the first
-// is its own track named "<track> #N" beside the first.
+// is its own track named "<track> #N" beside the first. Each segment's
+// records are taken in start order, so records that merely arrive out of
+// order do not open lanes.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,8 +35,9 @@ namespace ringprof::internal {
 class PerfettoGpuWriter {
  public:
   // The track of the host thread with kernel id `tid` (0 when the files
-  // name no such thread).
-  using ThreadTrack = std::function<uint64_t(uint32_t tid)>;
+  // name no such thread; nothing when the thread filter leaves it out, and
+  // its API calls and NVTX records with it).
+  using ThreadTrack = std::function<std::optional<uint64_t>(uint32_t tid)>;
   PerfettoGpuWriter(PacketWriter& w, Sequence& seq, TimeWindow window, uint64_t& next_uuid, uint64_t process_uuid,
                     ThreadTrack thread_track)
       : w_(w), seq_(seq), window_(window), next_uuid_(next_uuid), process_uuid_(process_uuid),
@@ -73,6 +77,7 @@ class PerfettoGpuWriter {
   std::map<uint32_t, std::pair<uint64_t, int64_t>> allocated_;  // device -> (counter track, bytes allocated)
   std::unordered_map<std::string, std::string> demangled_;
   uint64_t written_ = 0;
+  std::vector<size_t> order_;  // this segment's records in start order
 };
 
 }  // namespace ringprof::internal
