@@ -109,7 +109,10 @@ double peak_growth_mib(long rss_at_reset) { return double(status_kib("VmHWM:") -
 
 uint64_t g_json_bytes = 0;
 
-void BM_ConvertChrome(benchmark::State& state) {
+// Converts the recording with `write` once per iteration; returns the bytes
+// written and reports the peak RSS growth under `label`.
+template <typename Write>
+uint64_t convert_each_iteration(benchmark::State& state, const std::string& label, Write write) {
   const std::string& path = recording();
   reset_peak_rss();
   const long rss = status_kib("VmRSS:");
@@ -118,33 +121,28 @@ void BM_ConvertChrome(benchmark::State& state) {
     TraceReader reader({path});
     CountingBuf buf;
     std::ostream out(&buf);
-    write_chrome_trace(reader, {}, out);
+    write(reader, out);
     bytes = buf.bytes;
   }
-  g_json_bytes = bytes;
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * event_count()));
-  bench::report_figure("convert: JSON bytes per event", double(bytes) / double(event_count()), "bytes");
-  bench::report_figure("convert: JSON peak RSS growth", peak_growth_mib(rss), "MiB");
+  bench::report_figure("convert: " + label + " bytes per event", double(bytes) / double(event_count()), "bytes");
+  bench::report_figure("convert: " + label + " peak RSS growth", peak_growth_mib(rss), "MiB");
+  return bytes;
+}
+
+void BM_ConvertChrome(benchmark::State& state) {
+  g_json_bytes = convert_each_iteration(state, "JSON", [](TraceReader& r, std::ostream& out) {
+    write_chrome_trace(r, {}, out);
+  });
 }
 BENCHMARK(BM_ConvertChrome)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 void BM_ConvertPerfetto(benchmark::State& state) {
-  const std::string& path = recording();
-  reset_peak_rss();
-  const long rss = status_kib("VmRSS:");
-  uint64_t bytes = 0;
-  for (auto _ : state) {
-    TraceReader reader({path});
-    CountingBuf buf;
-    std::ostream out(&buf);
-    write_perfetto_trace(reader, {}, out);
-    bytes = buf.bytes;
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * event_count()));
-  bench::report_figure("convert: perfetto bytes per event", double(bytes) / double(event_count()), "bytes");
+  const uint64_t bytes = convert_each_iteration(state, "perfetto", [](TraceReader& r, std::ostream& out) {
+    write_perfetto_trace(r, {}, out);
+  });
   if (g_json_bytes) bench::report_figure("convert: perfetto bytes / JSON bytes", double(bytes) / double(g_json_bytes), "");
-  bench::report_figure("convert: perfetto peak RSS growth", peak_growth_mib(rss), "MiB");
-  if (!std::getenv("RINGPROF_BENCH_CONVERT_FILE")) std::filesystem::remove(path);
+  if (!std::getenv("RINGPROF_BENCH_CONVERT_FILE")) std::filesystem::remove(recording());
 }
 BENCHMARK(BM_ConvertPerfetto)->Unit(benchmark::kMillisecond)->Iterations(2);
 

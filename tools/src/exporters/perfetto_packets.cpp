@@ -56,6 +56,20 @@ void PacketWriter::write(Sequence& seq, pf::TracePacket& packet) {
   append_packet(message_);
 }
 
+void PacketWriter::child_track(Sequence& seq, uint64_t uuid, uint64_t parent, const std::string& name,
+                               TrackKind kind) {
+  pf::TracePacket p;
+  pf::TrackDescriptor* d = p.mutable_track_descriptor();
+  d->set_uuid(uuid);
+  d->set_parent_uuid(parent);
+  d->set_name(name);
+  if (kind != TrackKind::Slices) {
+    pf::CounterDescriptor* c = d->mutable_counter();
+    if (kind == TrackKind::BytesCounter) c->set_unit(pf::CounterDescriptor::UNIT_SIZE_BYTES);
+  }
+  write(seq, p);
+}
+
 void PacketWriter::timestamp(RawBytes& p, Sequence& seq, uint64_t ts_ns) {
   if (seq.delta_clock && ts_ns >= seq.last_ns) {
     p.uint(pf::TracePacket::kTimestampFieldNumber, ts_ns - seq.last_ns);

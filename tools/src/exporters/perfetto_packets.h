@@ -202,6 +202,11 @@ class PacketWriter {
   uint64_t category_iid(Sequence& seq, std::string_view name, Interned& interned);
   uint64_t annotation_name_iid(Sequence& seq, std::string_view name, Interned& interned);
 
+  // Describes a named track `uuid` under `parent`, on `seq`: a slice track,
+  // or a counter track (in bytes or of no unit).
+  enum class TrackKind { Slices, Counter, BytesCounter };
+  void child_track(Sequence& seq, uint64_t uuid, uint64_t parent, const std::string& name, TrackKind kind);
+
   void flush();
   uint64_t packets() const { return packets_; }
   uint64_t bytes() const { return bytes_; }

@@ -186,18 +186,10 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     t.described = true;
   }
 
-  uint64_t child_track(uint64_t parent, const std::string& name, bool counter_bytes = false, bool counter = false) {
+  uint64_t child_track(uint64_t parent, const std::string& name,
+                       PacketWriter::TrackKind kind = PacketWriter::TrackKind::Slices) {
     const uint64_t uuid = next_uuid_++;
-    pf::TracePacket p;
-    pf::TrackDescriptor* d = p.mutable_track_descriptor();
-    d->set_uuid(uuid);
-    d->set_parent_uuid(parent);
-    d->set_name(name);
-    if (counter || counter_bytes) {
-      pf::CounterDescriptor* c = d->mutable_counter();
-      if (counter_bytes) c->set_unit(pf::CounterDescriptor::UNIT_SIZE_BYTES);
-    }
-    w_.write(proc_seq_, p);
+    w_.child_track(proc_seq_, uuid, parent, name, kind);
     return uuid;
   }
 
@@ -408,7 +400,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   uint64_t counter_track(uint32_t loc) {
     auto it = counter_tracks_.find(loc);
     if (it != counter_tracks_.end()) return it->second;
-    const uint64_t uuid = child_track(process_uuid_, process_->location_name(loc), false, true);
+    const uint64_t uuid = child_track(process_uuid_, process_->location_name(loc), PacketWriter::TrackKind::Counter);
     counter_tracks_.emplace(loc, uuid);
     return uuid;
   }
@@ -457,7 +449,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       if (!threads_.matches(*process_, e.thread_index)) continue;
       auto it = memory_tracks_.find(e.loc);
       if (it == memory_tracks_.end())
-        it = memory_tracks_.emplace(e.loc, child_track(process_uuid_, "memory: " + process_->location_name(e.loc), true))
+        it = memory_tracks_.emplace(e.loc, child_track(process_uuid_, "memory: " + process_->location_name(e.loc),
+                                                PacketWriter::TrackKind::BytesCounter))
                  .first;
       int64_t& live = live_bytes_[e.loc];
       live += c.bytes;

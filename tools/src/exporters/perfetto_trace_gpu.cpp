@@ -15,13 +15,8 @@ constexpr size_t kMaxLanes = 64;
 
 uint64_t PerfettoGpuWriter::new_track(uint64_t parent, const std::string& name, bool bytes_counter) {
   const uint64_t uuid = next_uuid_++;
-  pf::TracePacket p;
-  pf::TrackDescriptor* d = p.mutable_track_descriptor();
-  d->set_uuid(uuid);
-  d->set_parent_uuid(parent);
-  d->set_name(name);
-  if (bytes_counter) d->mutable_counter()->set_unit(pf::CounterDescriptor::UNIT_SIZE_BYTES);
-  w_.write(seq_, p);
+  w_.child_track(seq_, uuid, parent, name,
+                 bytes_counter ? PacketWriter::TrackKind::BytesCounter : PacketWriter::TrackKind::Slices);
   return uuid;
 }
 
