@@ -14,7 +14,7 @@ run_bench() { prog="$1"; shift; "$BUILD/bench/$prog" --ringprof_budgets="$BUDGET
 run_bench ringprof_bench_zone --benchmark_filter='^BM_TwoTscReads$|^BM_Zone/threads:1$' \
   --benchmark_min_time=0.2 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 run_bench ringprof_bench_drainer --benchmark_filter='^BM_EncodeSegment/3$|^BM_ZstdRawEvents$' \
-  --benchmark_min_time=0.2 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+  --benchmark_min_time=0.2 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 run_bench ringprof_bench_convert
 export RINGPROF_BENCH_SECONDS=2
 run_bench ringprof_bench_sustained --benchmark_filter='^BM_SustainedRate/M:5/T:1/'
