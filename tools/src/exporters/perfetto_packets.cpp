@@ -205,37 +205,30 @@ void PacketWriter::set_name(Sequence& seq, std::string_view name, Interned& inte
 }
 
 uint64_t PacketWriter::name_iid(Sequence& seq, std::string_view name, Interned& interned) {
-  auto it = seq.names.find(name);
-  if (it != seq.names.end()) return it->second;
-  if (seq.names.size() >= kMaxInternedNames) return 0;
-  const uint64_t iid = seq.next_iid++;
-  seq.names.emplace(std::string(name), iid);
-  pf::EventName* n = interned.get().add_event_names();
-  n->set_iid(iid);
-  n->set_name(std::string(name));
-  return iid;
+  return intern(
+      seq, seq.names, name,
+      [&](uint64_t iid) {
+        pf::EventName* n = interned.get().add_event_names();
+        n->set_iid(iid);
+        n->set_name(std::string(name));
+      },
+      kMaxInternedNames);
 }
 
 uint64_t PacketWriter::category_iid(Sequence& seq, std::string_view name, Interned& interned) {
-  auto it = seq.categories.find(name);
-  if (it != seq.categories.end()) return it->second;
-  const uint64_t iid = seq.next_iid++;
-  seq.categories.emplace(std::string(name), iid);
-  pf::EventCategory* c = interned.get().add_event_categories();
-  c->set_iid(iid);
-  c->set_name(std::string(name));
-  return iid;
+  return intern(seq, seq.categories, name, [&](uint64_t iid) {
+    pf::EventCategory* c = interned.get().add_event_categories();
+    c->set_iid(iid);
+    c->set_name(std::string(name));
+  });
 }
 
 uint64_t PacketWriter::annotation_name_iid(Sequence& seq, std::string_view name, Interned& interned) {
-  auto it = seq.annotation_names.find(name);
-  if (it != seq.annotation_names.end()) return it->second;
-  const uint64_t iid = seq.next_iid++;
-  seq.annotation_names.emplace(std::string(name), iid);
-  pf::DebugAnnotationName* n = interned.get().add_debug_annotation_names();
-  n->set_iid(iid);
-  n->set_name(std::string(name));
-  return iid;
+  return intern(seq, seq.annotation_names, name, [&](uint64_t iid) {
+    pf::DebugAnnotationName* n = interned.get().add_debug_annotation_names();
+    n->set_iid(iid);
+    n->set_name(std::string(name));
+  });
 }
 
 void PacketWriter::append_packet(std::string_view packet) {
@@ -274,12 +267,6 @@ void Annotations::end() {
 void Annotations::add(std::string_view name, uint64_t v) {
   begin(name);
   ProtoBytes(one_).uint(pf::DebugAnnotation::kUintValueFieldNumber, v);
-  end();
-}
-
-void Annotations::add_int(std::string_view name, int64_t v) {
-  begin(name);
-  ProtoBytes(one_).sint64_as_int(pf::DebugAnnotation::kIntValueFieldNumber, v);
   end();
 }
 

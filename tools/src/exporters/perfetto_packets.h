@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -98,10 +99,6 @@ class ProtoBytes {
     tag(field, 0);
     varint(v);
   }
-  void sint64_as_int(int field, int64_t v) {  // int64 (not sint64): negative values take 10 bytes
-    tag(field, 0);
-    varint(static_cast<uint64_t>(v));
-  }
   void fixed64(int field, uint64_t v) {
     tag(field, 1);
     for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
@@ -158,6 +155,20 @@ class Interned {
  private:
   std::unique_ptr<pf::InternedData> data_;
 };
+
+// The iid of `key` in `table`, interned on `seq` at its first use, when
+// `define(iid)` adds the entry to the packet's interned data; 0 once the
+// table holds `cap` keys (the entry is then not interned).
+template <typename Define>
+uint64_t intern(Sequence& seq, StringMap& table, std::string_view key, Define define, size_t cap = SIZE_MAX) {
+  auto it = table.find(key);
+  if (it != table.end()) return it->second;
+  if (table.size() >= cap) return 0;
+  const uint64_t iid = seq.next_iid++;
+  table.emplace(std::string(key), iid);
+  define(iid);
+  return iid;
+}
 
 // A track event in the making: the fields a hand-encoded event carries.
 struct EventFields {
@@ -238,11 +249,9 @@ class Annotations {
  public:
   Annotations(PacketWriter& w, Sequence& seq, Interned& interned) : w_(w), seq_(seq), interned_(interned) {}
   void add(std::string_view name, uint64_t v);
-  void add_int(std::string_view name, int64_t v);
   void add(std::string_view name, double v);
   void add(std::string_view name, std::string_view v);
   void add_bool(std::string_view name, bool v);
-  void clear() { bytes_.clear(); }
   std::string_view bytes() const { return bytes_; }
 
  private:

@@ -59,24 +59,21 @@ uint64_t PerfettoSamples::callstack(const ProcessState& process, uint32_t stack_
 }
 
 uint64_t PerfettoSamples::frame(const ProcessState& process, const ResolvedFrame& f, pf::InternedData& interned) {
-  std::string key = std::to_string(f.module_id) + ':' + std::to_string(f.address) + ':' + f.function + ':' + f.file +
-                    ':' + std::to_string(f.line);
-  auto it = frames_.find(key);
-  if (it != frames_.end()) return it->second;
-  const uint64_t iid = seq_.next_iid++;
-  pf::Frame* fr = interned.add_frames();
-  fr->set_iid(iid);
-  fr->set_function_name_id(string(function_names_, f.function, interned.mutable_function_names()));
-  fr->set_mapping_id(mapping(process, f.module_id, interned));
-  uint64_t base = 0;
-  if (auto m = process.modules.find(f.module_id); m != process.modules.end()) base = m->second.base;
-  fr->set_rel_pc(f.address >= base ? f.address - base : f.address);
-  if (!f.file.empty()) {
-    fr->set_source_path_iid(string(source_paths_, f.file, interned.mutable_source_paths()));
-    if (f.line) fr->set_line_number(f.line);
-  }
-  frames_.emplace(std::move(key), iid);
-  return iid;
+  const std::string key = std::to_string(f.module_id) + ':' + std::to_string(f.address) + ':' + f.function + ':' +
+                          f.file + ':' + std::to_string(f.line);
+  return intern(seq_, frames_, key, [&](uint64_t iid) {
+    pf::Frame* fr = interned.add_frames();
+    fr->set_iid(iid);
+    fr->set_function_name_id(string(function_names_, f.function, interned.mutable_function_names()));
+    fr->set_mapping_id(mapping(process, f.module_id, interned));
+    uint64_t base = 0;
+    if (auto m = process.modules.find(f.module_id); m != process.modules.end()) base = m->second.base;
+    fr->set_rel_pc(f.address >= base ? f.address - base : f.address);
+    if (!f.file.empty()) {
+      fr->set_source_path_iid(string(source_paths_, f.file, interned.mutable_source_paths()));
+      if (f.line) fr->set_line_number(f.line);
+    }
+  });
 }
 
 uint64_t PerfettoSamples::mapping(const ProcessState& process, uint32_t module_id, pf::InternedData& interned) {
@@ -113,14 +110,11 @@ uint64_t PerfettoSamples::mapping(const ProcessState& process, uint32_t module_i
 
 uint64_t PerfettoSamples::string(StringMap& table, std::string_view s,
                                  google::protobuf::RepeatedPtrField<pf::InternedString>* out) {
-  auto it = table.find(s);
-  if (it != table.end()) return it->second;
-  const uint64_t iid = seq_.next_iid++;
-  pf::InternedString* is = out->Add();
-  is->set_iid(iid);
-  is->set_str(std::string(s));
-  table.emplace(std::string(s), iid);
-  return iid;
+  return intern(seq_, table, s, [&](uint64_t iid) {
+    pf::InternedString* is = out->Add();
+    is->set_iid(iid);
+    is->set_str(std::string(s));
+  });
 }
 
 }  // namespace ringprof::internal

@@ -117,7 +117,6 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     uint64_t drops_uuid = 0;
     Sequence seq;
     std::string described_name;
-    bool described = false;
     std::vector<OpenZone> open;
     uint64_t overflow = 0;
     uint64_t last_ns = 0;
@@ -183,7 +182,6 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     if (!name.empty()) td->set_thread_name(name);
     w_.write(proc_seq_, p);
     t.described_name = name;
-    t.described = true;
   }
 
   uint64_t child_track(uint64_t parent, const std::string& name,
