@@ -7,7 +7,8 @@
 //
 //   BM_SustainedRate/M/T  T threads, each recording M million events per
 //                         second (zones: a begin and an end each), for
-//                         RINGPROF_BENCH_SECONDS (default 1) seconds.
+//                         RINGPROF_BENCH_SECONDS (default 1) seconds;
+//                         RINGPROF_BENCH_KEEP=1 keeps the recordings.
 //
 // Each thread paces itself against the clock and spins when it is ahead, so
 // it keeps a core busy the whole time, as a hot service thread does.
@@ -25,6 +26,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -46,6 +48,13 @@ double seconds_per_case() {
   const char* s = getenv("RINGPROF_BENCH_SECONDS");
   const double v = s ? std::atof(s) : 1.0;
   return v > 0 ? v : 1.0;
+}
+
+// RINGPROF_BENCH_KEEP=1 keeps each case's recording (its path is printed),
+// to see where drops fell: `ringprof info` / `ringprof convert` on it.
+bool keep_files() {
+  const char* s = getenv("RINGPROF_BENCH_KEEP");
+  return s && *s && std::strcmp(s, "0") != 0;
 }
 
 // A ringprof thread's CPU time so far (ns), from /proc, by its name
@@ -110,6 +119,13 @@ void BM_SustainedRate(benchmark::State& state) {
     const uint64_t wcpu = thread_cpu_ns("ringprof-write") - wcpu0;
     ringprof::stop();
     const ringprof::RecorderStats st = ringprof::recorder_stats();
+    if (keep_files()) {
+      std::filesystem::path kept = dir;
+      kept += "-M" + std::to_string(state.range(0)) + "-T" + std::to_string(threads);
+      std::filesystem::remove_all(kept);
+      std::filesystem::rename(dir, kept);
+      std::fprintf(stderr, "kept %s\n", kept.c_str());
+    }
     std::filesystem::remove_all(dir);
     const uint64_t n = recorded.load();
     if (st.events_written + st.dropped_ring + st.dropped_io != n) {

@@ -209,3 +209,98 @@ TEST(Ring, AWithdrawnOfferIsNeverTaken) {
   EXPECT_EQ(r->readable(), 64u);
   EXPECT_EQ(next->readable(), 0u);
 }
+
+// Growth by the thread itself: a full ring that was offered nothing moves to
+// one four times larger, up to its maximum, instead of dropping. Each ring
+// keeps what was written into it, in order, and close() hands the drainer
+// the ring the thread moved to. Past the maximum the ring drops as before.
+TEST(Ring, AFullRingGrowsItselfUpToItsMaximumWithoutDropping) {
+  Ring* first = Ring::create(64, 1);
+  first->allow_growth(4096);
+  Ring* r = first;
+  std::vector<Ring*> chain{first};
+  uint64_t pos = 0;
+  for (uint64_t i = 0; i < 64 + 256 + 1024 + 4096; ++i) {
+    ASSERT_TRUE(Ring::claim(r, 1, &pos)) << "event " << i;
+    *r->slot_at(pos) = make(i);
+    r->publish(pos + 1);
+    if (r != chain.back()) chain.push_back(r);
+  }
+  ASSERT_EQ(chain.size(), 4u);  // 64 → 256 → 1024 → 4096
+  EXPECT_FALSE(Ring::claim(r, 1, &pos));  // the largest is full: a drop
+  EXPECT_EQ(r->dropped(), 1u);
+  EXPECT_EQ(r, chain.back());
+  uint64_t next = 0;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    Ring* ring = chain[k];
+    EXPECT_EQ(ring->capacity(), 64u << (2 * k));
+    EXPECT_EQ(ring->dropped(), 0u + (k + 1 == chain.size() ? 1 : 0));
+    ASSERT_EQ(ring->readable(), ring->capacity());
+    for (uint64_t i = 0; i < ring->capacity(); ++i) ASSERT_EQ(ring->peek(i).ts, next++);
+    ring->consume(ring->capacity());
+    EXPECT_EQ(ring->switched(), k + 1 < chain.size());
+    EXPECT_EQ(ring->close(), k + 1 < chain.size() ? chain[k + 1] : nullptr);
+    if (k > 0) Ring::return_growth(ring->capacity() * sizeof(Event));  // as the drainer does
+    Ring::release(ring);  // the drainer's reference; the thread dropped its own on moving
+  }
+  Ring::release(r);  // the thread's reference to the last one
+}
+
+// stop() closes a ring while its thread still writes: the thread then finds
+// it closed when it fills, frees what it made, and drops and counts instead,
+// so no ring is left that nobody reads.
+TEST(Ring, AClosedRingDropsInsteadOfGrowing) {
+  RingPtr r(Ring::create(64, 1));
+  r->allow_growth(4096);
+  EXPECT_EQ(r->close(), nullptr);
+  for (uint64_t i = 0; i < 100; ++i) r->push(make(i));
+  EXPECT_FALSE(r->switched());
+  EXPECT_EQ(r->readable(), 64u);
+  EXPECT_EQ(r->dropped(), 36u);
+  EXPECT_TRUE(Ring::reserve_growth(Ring::kMaxGrownBytes));  // nothing of the budget kept
+  Ring::return_growth(Ring::kMaxGrownBytes);
+}
+
+// A producer that outruns its reader grows its ring; a reader that follows it
+// through close() sees every event once, in order.
+TEST(Ring, AReaderFollowsAGrowingProducerAndSeesEveryEventInOrder) {
+  constexpr uint64_t kEvents = 400000;
+  Ring* first = Ring::create(64, 1);
+  first->allow_growth(16384);
+  std::thread producer([first] {
+    Ring* r = first;
+    uint64_t pos = 0;
+    for (uint64_t i = 0; i < kEvents; ++i) {
+      if (!Ring::claim(r, 1, &pos)) continue;
+      *r->slot_at(pos) = make(i);
+      r->publish(pos + 1);
+    }
+    r->retire();
+    Ring::release(r);
+  });
+  Ring* ring = first;
+  uint64_t read = 0, last = 0, dropped = 0;
+  bool ordered = true, grown = false;
+  for (;;) {
+    const uint64_t n = ring->readable();
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t ts = ring->peek(i).ts;
+      if (read > 0 && ts <= last) ordered = false;
+      last = ts;
+      ++read;
+    }
+    ring->consume(n);
+    if (!ring->retired() || ring->readable() != 0) continue;
+    dropped += ring->dropped();
+    Ring* next = ring->close();
+    if (grown) Ring::return_growth(ring->capacity() * sizeof(Event));
+    Ring::release(ring);
+    if (!next) break;
+    ring = next;
+    grown = true;
+  }
+  producer.join();
+  EXPECT_TRUE(ordered);
+  EXPECT_TRUE(grown);
+  EXPECT_EQ(read + dropped, kEvents);
+}

@@ -87,7 +87,7 @@ TEST(EndToEnd, AutostartRecordsWithoutAnyStartCall) {
 
 TEST(EndToEnd, ExplicitStopAccountsForEveryEvent) {
   TempDir dir;
-  const auto r = run_command(helper_env(dir.path(), "RINGPROF_RING_BYTES=4K RINGPROF_DRAIN_MS=200") + kHelper +
+  const auto r = run_command(helper_env(dir.path(), "RINGPROF_RING_BYTES=4K RINGPROF_RING_MAX_BYTES=4K RINGPROF_DRAIN_MS=200") + kHelper +
                              " record 2 200000 stop");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto stats = parse_stats(r.out);

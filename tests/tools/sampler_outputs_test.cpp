@@ -351,5 +351,31 @@ TEST_F(SampleOutputs, InfoReportsTheSamplerSamplesAndLosses) {
   EXPECT_NE(text.find("  sample: 9"), std::string::npos) << text;
 }
 
+// stop() states the sampler at hz 0 in the last segment: info shows the rate
+// it ran at, then that it ended, not a sampler that never ran.
+TEST(SamplerInfo, ShowsTheRateItRanAtNotTheStateStopLeft) {
+  test::TempDir dir;
+  testing::TraceBuilder b(4243, 1'000'000'000);
+  b.sampler("perf_event", 250);
+  const uint32_t stack = b.stack({0x1234});
+  const uint32_t th = b.thread(200, "main");
+  b.sample(th, 2'000'000'000, stack);
+  b.flush();
+  b.sampler("perf_event", 0);
+  b.sample(th, 2'004'000'000, stack);  // delivered after the stop
+  b.flush();
+  const std::string path = dir.file("trace.rpf");
+  test::write_file(path, b.bytes());
+  TraceReader reader({path});
+  const TraceInfo info = collect_info(reader);
+  ASSERT_EQ(info.processes.size(), 1u);
+  const ProcessSummary& p = info.processes[0];
+  ASSERT_TRUE(p.sampler && p.sampler_running);
+  EXPECT_EQ(p.sampler->hz, 0u);
+  EXPECT_EQ(p.sampler_running->hz, 250u);
+  const std::string text = format_info(info);
+  EXPECT_NE(text.find("    sampling: perf_event at 250 Hz, then off\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace ringprof

@@ -29,7 +29,7 @@ struct Config {
 
   // Recording path.
   uint32_t ring_bytes = 512u << 10;          // RINGPROF_RING_BYTES: per thread, at its first event
-  uint32_t ring_max_bytes = 4u << 20;        // RINGPROF_RING_MAX_BYTES: a thread whose ring overflows gets a
+  uint32_t ring_max_bytes = 16u << 20;       // RINGPROF_RING_MAX_BYTES: a thread whose ring overflows gets a
                                              // 4x larger one, up to this (all grown rings together: 256 MiB)
   ClockChoice clock = ClockChoice::Auto;     // RINGPROF_CLOCK: auto | tsc | monotonic
 

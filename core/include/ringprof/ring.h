@@ -29,13 +29,22 @@
 //     continuation_slots(extra) slots of raw name bytes (not Events).
 //   - `retired` is set by the owning thread as it exits; the drainer drains
 //     what is left and then releases its reference.
-//   - Growth: the drainer may offer a ring that overflows (or that it found
+//   - Growth: the drainer may offer a ring that fills fast (or that it found
 //     half full) a larger successor. The producer takes it in the slow path
 //     (never with a gap of drops not yet marked): it points its thread slot
 //     at the successor (internal::ring_switched), sets `switched`, retires
 //     this ring and drops its reference, and goes on in the successor. The
 //     drainer reads this ring to the end before it reads the successor, so
 //     the thread's events stay in order.
+//   - A producer whose ring is full and was offered nothing grows it itself
+//     (grow(): up to `max_capacity`, from the process's growth budget)
+//     rather than drop: a drainer that the scheduler keeps off a core for
+//     a few milliseconds cannot then cost events. It publishes the new ring
+//     in `moved_to` with a compare-and-swap; the drainer, done with this
+//     ring, closes it with an exchange (close()), so exactly one of them
+//     wins: either the drainer follows the thread into the new ring, or the
+//     thread finds the ring closed (stop()), frees its new ring and drops.
+//     One allocation per growth step, a few per thread's life at most.
 //   - Lifetime: a ring is shared by its thread and the drainer through `refs`
 //     (starts at 2). Whoever drops the last reference frees it, so neither side
 //     ever touches freed memory, whichever finishes first.
@@ -85,6 +94,14 @@ class Ring {
   static Ring* refusing() noexcept;
   // Drops one reference; frees the ring when it was the last.
   static void release(Ring* r) noexcept;
+  // The process's growth budget: bytes of grown rings (successors, offered
+  // or made by their thread) alive at once, at most kMaxGrownBytes.
+  static constexpr uint64_t kMaxGrownBytes = 256ull << 20;
+  static bool reserve_growth(uint64_t bytes) noexcept;
+  static void return_growth(uint64_t bytes) noexcept;
+  // Lets the owning thread grow this ring itself, to at most `max_events`
+  // slots (0 or less than twice capacity(): never). Before registration.
+  void allow_growth(uint64_t max_events) noexcept { max_capacity_ = max_events; }
 
   // ---- producer side (owning thread only) ----
 
@@ -136,6 +153,12 @@ class Ring {
   Ring* withdraw_successor() noexcept { return successor_.exchange(nullptr, std::memory_order_acq_rel); }
   // The producer moved to the successor (and will not write here again).
   bool switched() const noexcept { return switched_.load(std::memory_order_acquire); }
+  // The drainer is done with this ring: returns the ring its thread made
+  // itself and moved to (grow()), or null, and makes any later attempt fail.
+  Ring* close() noexcept {
+    Ring* moved = moved_to_.exchange(closed_mark(), std::memory_order_acq_rel);
+    return moved == closed_mark() ? nullptr : moved;
+  }
 
   // ---- consumer side (drainer only) ----
 
@@ -209,6 +232,9 @@ class Ring {
       limit_ = t + capacity_ < end + wake_fill_ ? t + capacity_ : end + wake_fill_;
       if (capacity_ != 0) internal::ring_past_wake_fill();
       if (end > t + capacity_) {
+        if (!gap && max_capacity_ > capacity_) {
+          if (Ring* grown = grow()) return grown;
+        }
         if (mark_drops_) {
           if (!gap) drops_since_ticks_ = internal::ring_clock_ticks();  // a gap starts
           limit_ = h;  // every claim comes here until the gap is marked
@@ -225,6 +251,13 @@ class Ring {
     }
     return this;
   }
+  // Full, nothing offered: a ring up to four times larger, made here and
+  // moved to (see the header comment). Null, and no further attempt on
+  // this ring, when the budget or memory is short or the drainer closed it.
+  __attribute__((noinline)) Ring* grow() noexcept;
+  // What close() leaves in moved_to_: no ring is ever at this address.
+  static Ring* closed_mark() noexcept { return reinterpret_cast<Ring*>(alignof(Ring)); }
+
   void write_drop_mark(uint64_t pos, uint64_t ticks, const char* name, uint64_t count) noexcept {
     Event* e = slot_at(pos);
     e->ts = ticks;
@@ -247,10 +280,13 @@ class Ring {
   Event* slots_ = nullptr;
   uint64_t mask_ = 0;
   uint64_t capacity_ = 0;
+  uint64_t max_capacity_ = 0;  // grow() up to here; 0: never
+  uint32_t wake_percent_ = 25;
   // consumer cache line
   alignas(64) std::atomic<uint64_t> tail_{0};
   std::atomic<Ring*> successor_{nullptr};  // offered by the drainer
-  std::atomic<bool> switched_{false};      // the producer moved to successor_
+  std::atomic<bool> switched_{false};      // the producer moved to successor_ or moved_to_
+  std::atomic<Ring*> moved_to_{nullptr};   // grow()'s ring, or closed_mark() once closed
   std::atomic<bool> retired_{false};
   std::atomic<uint32_t> refs_{2};
   uint32_t tid_ = 0;

@@ -29,8 +29,6 @@ namespace {
 // The drainer's time slice (drainer_priority.h): short enough to preempt a
 // CPU hog as soon as a ring wakes it; a round rarely takes longer.
 constexpr uint64_t kDrainerSliceNs = 100'000;
-// All grown rings of the process together (Config::ring_max_bytes caps each).
-constexpr uint64_t kMaxGrownBytes = 256ull << 20;
 // Ring growth (maybe_grow): how long a ring past its wake fill must last at
 // its thread's rate, and over how long that rate is measured.
 constexpr uint64_t kRingCoverNs = 10'000'000;
@@ -329,7 +327,7 @@ void Drainer::drain_all() {
     maybe_grow(t, waiting, t.ring_dropped_seen != dropped_before, internal::monotonic_ns());
     // A thread that moved to its successor: the old ring to its end, then
     // on in the new one, in this same pass (flush() counts on it).
-    while (t.ring && t.next_ring && t.ring->switched() && finish_ring(t, wait_for_writer_)) {
+    while (t.ring && t.ring->switched() && finish_ring(t, wait_for_writer_)) {
       drain_ring(t);
       account_drops(t);
     }
@@ -344,16 +342,28 @@ bool Drainer::finish_ring(ThreadState& t, bool wait) {
   account_drops(t);
   if (!wait && t.ring->readable() != 0) return false;  // a full writer: the rest next round
   // A successor the thread took holds its events from here on; one it did
-  // not take is freed (withdrawn first, so it never takes it now).
-  Ring* next = std::exchange(t.next_ring, nullptr);
-  const bool taken = next && t.ring->withdraw_successor() == nullptr;
+  // not take is freed (withdrawn first, so it never takes it now). Or the
+  // thread grew the ring itself (Ring::grow); closing the ring settles that
+  // race with stop() (ring.h).
+  Ring* offered = std::exchange(t.next_ring, nullptr);
+  const bool taken = offered && t.ring->withdraw_successor() == nullptr;
+  Ring* made = t.ring->close();
+  if (made && t.ring->readable() != 0) {
+    // The thread moved between the drain above and close() (only while
+    // stopping): what it wrote here before it left is read now.
+    wait_for_writer_ = true;
+    drain_ring(t);
+    wait_for_writer_ = was;
+    account_drops(t);
+  }
+  Ring* next = taken ? offered : made;
   release_ring(t.ring, t.ring_grown);
   t.ring = nullptr;
-  if (next && !taken) {
-    Ring::release(next);  // the thread's reference, never taken
-    release_ring(next, true);
+  if (offered && !taken) {
+    Ring::release(offered);  // the thread's reference, never taken
+    release_ring(offered, true);
   }
-  if (!taken) {
+  if (!next) {
     rings_live_.fetch_sub(1, std::memory_order_relaxed);
     return true;
   }
@@ -387,21 +397,24 @@ void Drainer::maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_
   uint64_t next_cap = cap;
   while (next_cap < 4 * cap && 2 * next_cap <= max_slots) next_cap *= 2;
   const uint64_t bytes = next_cap * sizeof(Event);
-  if (grown_bytes_ + bytes > kMaxGrownBytes) return;
+  if (!Ring::reserve_growth(bytes)) return;
   Ring* next = Ring::create(static_cast<uint32_t>(next_cap), t.ring->tid(), config_.ring_drain_percent);
-  if (!next) return;
-  grown_bytes_ += bytes;
+  if (!next) {
+    Ring::return_growth(bytes);
+    return;
+  }
   next->thread_index = t.ring->thread_index;
   next->session = t.ring->session;
   std::memcpy(next->initial_name, t.ring->initial_name, sizeof next->initial_name);
   next->mark_drop_gaps();
+  next->allow_growth(max_slots);
   crash::register_ring(next);
   t.next_ring = next;
   t.ring->offer_successor(next);
 }
 
 void Drainer::release_ring(Ring* r, bool grown) {
-  if (grown) grown_bytes_ -= uint64_t{r->capacity()} * sizeof(Event);
+  if (grown) Ring::return_growth(uint64_t{r->capacity()} * sizeof(Event));
   Ring::release(r);
 }
 

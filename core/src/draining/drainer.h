@@ -66,7 +66,7 @@ class Drainer : private sampler::SampleVisitor {
   struct ThreadState {
     Ring* ring = nullptr;  // our reference; null once reclaimed
     Ring* next_ring = nullptr;  // a larger successor offered to the thread (growth)
-    bool ring_grown = false;    // `ring` is a successor: its bytes count in grown_bytes_
+    bool ring_grown = false;    // `ring` is a successor: its bytes count in Ring::reserve_growth's budget
     uint64_t rate_since_ns = 0;  // the ring's fill rate: slots read since then
     uint64_t slots_read = 0;
     ThreadInfo info;
@@ -177,7 +177,6 @@ class Drainer : private sampler::SampleVisitor {
   // What the writer has of the append-only tables (emit_batch sends the rest).
   size_t locations_sent_ = 0, stacks_sent_ = 0, modules_sent_ = 0, gpu_names_sent_ = 0;
   bool wait_for_writer_ = false;  // this round must not leave events behind (flush, stop)
-  uint64_t grown_bytes_ = 0;      // successor rings alive (growth), at most kMaxGrownBytes
   std::unique_ptr<BatchWriter> writer_;  // last: its thread stops before the rest goes
 };
 

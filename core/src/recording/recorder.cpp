@@ -61,6 +61,7 @@ RecorderState& state() {
 constinit std::atomic<uint32_t> g_last_session{0};
 constinit std::atomic<uint32_t> g_ring_capacity{16384};
 constinit std::atomic<uint32_t> g_ring_wake_percent{25};
+constinit std::atomic<uint32_t> g_ring_max_capacity{0};  // slots a thread's ring may grow to (Ring::grow)
 constinit std::atomic<uint32_t> g_next_thread_index{1};
 constinit std::atomic<uint64_t> g_step_counter{0};
 constinit std::atomic<bool> g_warned_ring_alloc{false};
@@ -162,6 +163,7 @@ Ring* attach_thread(uint32_t session) noexcept {
   r->thread_index = allocate_thread_index();
   r->session = session;
   r->mark_drop_gaps();
+  r->allow_growth(g_ring_max_capacity.load(std::memory_order_relaxed));
   prctl(PR_GET_NAME, r->initial_name, 0, 0, 0);
   r->initial_name[sizeof r->initial_name - 1] = '\0';
   slot.ring = r;
@@ -254,6 +256,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   safe.stall_ms = std::clamp<uint32_t>(safe.stall_ms, 1, 600000);
   g_ring_capacity.store(safe.ring_bytes / sizeof(Event), std::memory_order_relaxed);
   g_ring_wake_percent.store(safe.ring_drain_percent, std::memory_order_relaxed);
+  g_ring_max_capacity.store(safe.ring_max_bytes / sizeof(Event), std::memory_order_relaxed);
   Drainer* d = nullptr;
   try {
     d = new Drainer(safe, std::move(sink), session, source);

@@ -2,12 +2,29 @@
 // header in one block so a ring costs one allocation at a thread's first event.
 #include "ringprof/ring.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "crash/crash_state.h"
+#include "ringprof/memory.h"
 
 namespace ringprof {
+
+namespace {
+std::atomic<uint64_t> g_grown_bytes{0};  // Ring::reserve_growth
+}  // namespace
+
+bool Ring::reserve_growth(uint64_t bytes) noexcept {
+  uint64_t now = g_grown_bytes.load(std::memory_order_relaxed);
+  do {
+    if (now + bytes > kMaxGrownBytes) return false;
+  } while (!g_grown_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+void Ring::return_growth(uint64_t bytes) noexcept { g_grown_bytes.fetch_sub(bytes, std::memory_order_relaxed); }
 
 Ring* Ring::create(uint32_t capacity_events, uint32_t tid, uint32_t wake_percent) noexcept {
   uint64_t cap = 64;
@@ -20,6 +37,7 @@ Ring* Ring::create(uint32_t capacity_events, uint32_t tid, uint32_t wake_percent
   r->capacity_ = cap;
   r->mask_ = cap - 1;
   wake_percent = wake_percent < 1 ? 1 : wake_percent > 100 ? 100 : wake_percent;
+  r->wake_percent_ = wake_percent;
   r->wake_fill_ = cap * wake_percent / 100;
   r->limit_ = r->wake_fill_;
   r->tid_ = tid;
@@ -30,6 +48,49 @@ Ring* Ring::refusing() noexcept {
   // capacity 0: every claim fails. The slot pointer is never dereferenced.
   static Ring r;
   return &r;
+}
+
+Ring* Ring::grow() noexcept {
+  uint64_t cap = capacity_;
+  while (cap < 4 * capacity_ && 2 * cap <= max_capacity_) cap *= 2;
+  if (cap == capacity_) {
+    max_capacity_ = capacity_;
+    return nullptr;
+  }
+  const uint64_t bytes = cap * sizeof(Event);
+  Ring* next = nullptr;
+  if (reserve_growth(bytes)) {
+    // ringprof's memory, not the program's: no memory event comes of it.
+    const bool was = internal::t_ringprof_thread;
+    internal::t_ringprof_thread = true;
+    next = create(static_cast<uint32_t>(cap), tid_, wake_percent_);
+    internal::t_ringprof_thread = was;
+    if (!next) return_growth(bytes);
+  }
+  if (!next) {
+    max_capacity_ = capacity_;  // not on every full claim from now on
+    return nullptr;
+  }
+  next->thread_index = thread_index;
+  next->session = session;
+  std::memcpy(next->initial_name, initial_name, sizeof initial_name);
+  next->mark_drops_ = mark_drops_;
+  next->max_capacity_ = max_capacity_;
+  crash::register_ring(next);
+  Ring* expected = nullptr;
+  if (!moved_to_.compare_exchange_strong(expected, next, std::memory_order_acq_rel)) {
+    // The drainer closed this ring (stop()): nobody would read the new one.
+    next->refs_.store(1, std::memory_order_relaxed);
+    release(next);
+    return_growth(bytes);
+    max_capacity_ = capacity_;
+    return nullptr;
+  }
+  internal::ring_switched(this, next);
+  switched_.store(true, std::memory_order_release);
+  retire();
+  release(this);  // not touched after this: the drainer may free it
+  return next;
 }
 
 void Ring::release(Ring* r) noexcept {

@@ -24,6 +24,7 @@ class InfoCollector final : public SegmentVisitor {
   void segment(const SegmentView& view) override {
     const DecodedSegment& seg = view.segment;
     ++current_.segments;
+    if (seg.sampler && seg.sampler->hz) current_.sampler_running = seg.sampler;
     for (const DecodedThread& t : seg.threads) {
       ThreadSummary& ts = threads_[t.index];
       ts.dropped_ring += t.dropped_ring;
@@ -202,9 +203,17 @@ std::string format_info(const TraceInfo& info) {
       line(range);
     }
     if (p.sampler) {
-      std::string s2 = "    sampling: " + p.sampler->mechanism;
-      if (p.sampler->hz) s2 += " at " + std::to_string(p.sampler->hz) + " Hz";
-      if (!p.sampler->detail.empty()) s2 += " (" + p.sampler->detail + ")";
+      // The rate it sampled at, not the hz 0 that stop() (or level off)
+      // states last; then how it ended.
+      const bool ended = p.sampler->hz == 0 && p.sampler_running;
+      const SamplerState& ran = ended ? *p.sampler_running : *p.sampler;
+      std::string s2 = "    sampling: " + ran.mechanism;
+      if (ran.hz) s2 += " at " + std::to_string(ran.hz) + " Hz";
+      if (!ran.detail.empty()) s2 += " (" + ran.detail + ")";
+      if (ended) {
+        s2 += ", then off";
+        if (!p.sampler->detail.empty() && p.sampler->detail != ran.detail) s2 += " (" + p.sampler->detail + ")";
+      }
       line(s2);
     }
     if (p.modules || p.stacks)

@@ -49,6 +49,7 @@ struct ProcessSummary {
   uint64_t last_ns = 0;
   std::vector<ThreadSummary> threads;  // by thread index
   std::optional<SamplerState> sampler; // how stacks were sampled (the latest stated)
+  std::optional<SamplerState> sampler_running;  // the latest stated while it ran (hz > 0): stop() states hz 0
   uint64_t modules = 0;                // loaded modules the files list
   uint64_t stacks = 0;                 // distinct stacks
   std::vector<MarkSummary> marks;      // in file order, the first kMaxMarks
