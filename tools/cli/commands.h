@@ -18,6 +18,8 @@ void add_reading_commands(CLI::App& app);
 void add_export_commands(CLI::App& app);
 // table, gpu, memory: summaries printed as tables (commands/reports.cpp).
 void add_report_commands(CLI::App& app);
+// diff: two recordings compared (commands/compare.cpp).
+void add_compare_commands(CLI::App& app);
 // extract, trigger: working with a live recording (commands/live.cpp).
 void add_live_commands(CLI::App& app);
 

@@ -77,6 +77,7 @@ CLI::App& build(CLI::App& app) {
   add_reading_commands(app);
   add_export_commands(app);
   add_report_commands(app);
+  add_compare_commands(app);
   add_live_commands(app);
   app.footer(kFooter);
   return app;

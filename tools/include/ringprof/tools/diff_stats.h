@@ -1,0 +1,65 @@
+// ringprof/diff_stats.h — the statistics behind `ringprof diff`: is a set of
+// durations (or a share of samples) different between two recordings, by how
+// much, and how sure is that.
+//
+// Durations are skewed (a long tail of slow calls) and far from normal, so
+// the comparison is of medians, with a distribution-free interval: each
+// side's median gets a 95% interval from its order statistics (the ranks a
+// binomial(n, 1/2) puts around n/2), turned into a standard error of the log
+// median, and the two are combined for the log of the ratio head ÷ base (the
+// method of Price and Bonett, 2001). No shape is assumed and the cost is one
+// sort. Shares of CPU samples are counts: their ratio gets the usual interval
+// of a ratio of two binomial proportions (Katz's log method).
+//
+// A verdict says `regressed` or `improved` only when the interval excludes
+// no change AND the estimated change is at least a threshold, so that large
+// recordings do not flag shifts of a fraction of a percent that any two runs
+// of a program on a shared machine show.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringprof {
+
+struct DurationSummary {
+  uint64_t calls = 0;
+  uint64_t median_ns = 0;
+  uint64_t p90_ns = 0;
+  double mean_ns = 0;
+  uint64_t total_ns = 0;
+};
+
+// Sorts `durations` in place and summarizes them (all zero when empty).
+DurationSummary summarize_durations(std::vector<uint64_t>& durations);
+
+// A relative change, head against base, in percent, with its 95% interval.
+// `known` is false when there is too little to say (fewer than kMinSamples on
+// a side, or a base of zero): the numbers are then the point estimate alone.
+struct Change {
+  double change_pct = 0;
+  double ci_low_pct = 0;
+  double ci_high_pct = 0;
+  bool known = false;
+};
+
+// Fewest values per side for an interval.
+inline constexpr uint64_t kMinSamples = 5;
+
+// The ratio of medians head ÷ base - 1, in percent. Both sorted ascending.
+Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted);
+
+// The ratio of two shares (hits ÷ total) head ÷ base - 1, in percent.
+Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total);
+
+enum class Verdict { Regressed, Improved, Unchanged, Added, Removed };
+// "regressed", "improved", "unchanged", "added", "removed".
+const char* verdict_name(Verdict v);
+
+// Regressed: the interval lies above 0 and the change is at least
+// `threshold_pct`; improved: the mirror image; else unchanged. (Added and
+// removed are for the caller, who knows what each side holds.)
+Verdict verdict_of(const Change& c, double threshold_pct);
+
+}  // namespace ringprof

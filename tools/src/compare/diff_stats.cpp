@@ -1,0 +1,100 @@
+#include "ringprof/tools/diff_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ringprof {
+
+namespace {
+
+constexpr double kZ = 1.959963984540054;  // the normal quantile of a two-sided 95% interval
+
+// The standard error of log(median) of a sorted sample, from the order
+// statistics that bound a 95% interval of the median: the ranks (1-based)
+// n/2 - z·√n/2 and 1 + n/2 + z·√n/2. Durations of 0 ns are read as 1 ns, so
+// the logarithm exists.
+double log_median_se(const std::vector<uint64_t>& x) {
+  const double n = static_cast<double>(x.size());
+  const double half = kZ * std::sqrt(n) / 2;
+  const auto lo = static_cast<size_t>(std::max(0.0, std::floor(n / 2 - half) - 1));
+  const auto hi = static_cast<size_t>(std::min(n - 1, std::ceil(n / 2 + half)));
+  const double a = std::log(static_cast<double>(std::max<uint64_t>(x[lo], 1)));
+  const double b = std::log(static_cast<double>(std::max<uint64_t>(x[hi], 1)));
+  return (b - a) / (2 * kZ);
+}
+
+double median_of(const std::vector<uint64_t>& x) {
+  const size_t n = x.size();
+  return n % 2 ? static_cast<double>(x[n / 2]) : (static_cast<double>(x[n / 2 - 1]) + static_cast<double>(x[n / 2])) / 2;
+}
+
+}  // namespace
+
+DurationSummary summarize_durations(std::vector<uint64_t>& durations) {
+  DurationSummary s;
+  if (durations.empty()) return s;
+  std::sort(durations.begin(), durations.end());
+  s.calls = durations.size();
+  s.median_ns = static_cast<uint64_t>(std::llround(median_of(durations)));
+  // The nearest-rank 90th percentile: the smallest value with 90% at or below it.
+  const auto rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(durations.size())));
+  s.p90_ns = durations[rank == 0 ? 0 : rank - 1];
+  for (uint64_t d : durations) s.total_ns += d;
+  s.mean_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.calls);
+  return s;
+}
+
+Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted) {
+  Change c;
+  if (base_sorted.empty() || head_sorted.empty()) return c;
+  const double mb = std::max(median_of(base_sorted), 1.0), mh = std::max(median_of(head_sorted), 1.0);
+  const double log_ratio = std::log(mh / mb);
+  c.change_pct = (std::exp(log_ratio) - 1) * 100;
+  if (base_sorted.size() < kMinSamples || head_sorted.size() < kMinSamples) {
+    c.ci_low_pct = c.ci_high_pct = c.change_pct;
+    return c;
+  }
+  const double se = std::hypot(log_median_se(base_sorted), log_median_se(head_sorted));
+  c.ci_low_pct = (std::exp(log_ratio - kZ * se) - 1) * 100;
+  c.ci_high_pct = (std::exp(log_ratio + kZ * se) - 1) * 100;
+  c.known = true;
+  return c;
+}
+
+Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total) {
+  Change c;
+  if (base_hits == 0 || head_hits == 0 || base_total == 0 || head_total == 0) return c;
+  const double x1 = static_cast<double>(base_hits), n1 = static_cast<double>(base_total);
+  const double x2 = static_cast<double>(head_hits), n2 = static_cast<double>(head_total);
+  const double log_ratio = std::log((x2 / n2) / (x1 / n1));
+  c.change_pct = (std::exp(log_ratio) - 1) * 100;
+  if (base_hits < kMinSamples || head_hits < kMinSamples) {
+    c.ci_low_pct = c.ci_high_pct = c.change_pct;
+    return c;
+  }
+  const double se = std::sqrt(std::max(0.0, 1 / x1 - 1 / n1 + 1 / x2 - 1 / n2));
+  c.ci_low_pct = (std::exp(log_ratio - kZ * se) - 1) * 100;
+  c.ci_high_pct = (std::exp(log_ratio + kZ * se) - 1) * 100;
+  c.known = true;
+  return c;
+}
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Regressed: return "regressed";
+    case Verdict::Improved: return "improved";
+    case Verdict::Unchanged: return "unchanged";
+    case Verdict::Added: return "added";
+    case Verdict::Removed: return "removed";
+  }
+  return "unchanged";
+}
+
+Verdict verdict_of(const Change& c, double threshold_pct) {
+  if (!c.known) return Verdict::Unchanged;
+  if (c.ci_low_pct > 0 && c.change_pct >= threshold_pct) return Verdict::Regressed;
+  if (c.ci_high_pct < 0 && c.change_pct <= -threshold_pct) return Verdict::Improved;
+  return Verdict::Unchanged;
+}
+
+}  // namespace ringprof
