@@ -121,6 +121,20 @@ TEST(DiffStats, ShareChangesOfSampleCounts) {
   EXPECT_FALSE(share_change(0, 100, 5, 100).known);
 }
 
+// Known normal quantiles: 0.05 two-sided is 1.95996; 0.005 is 2.80703.
+TEST(DiffStats, SimultaneousIntervalsWidenWithTheComparisons) {
+  EXPECT_NEAR(simultaneous_z(1), 1.959964, 1e-5);
+  EXPECT_NEAR(simultaneous_z(10), 2.807034, 1e-5);
+  EXPECT_NEAR(simultaneous_z(0), 1.959964, 1e-5);
+  std::mt19937_64 rng(3);
+  const auto base = durations(rng, 500, 100000), head = durations(rng, 500, 100000);
+  const Change one = median_change(base, head, simultaneous_z(1));
+  const Change ten = median_change(base, head, simultaneous_z(10));
+  EXPECT_DOUBLE_EQ(one.change_pct, ten.change_pct);
+  EXPECT_LT(ten.ci_low_pct, one.ci_low_pct);
+  EXPECT_GT(ten.ci_high_pct, one.ci_high_pct);
+}
+
 TEST(DiffStats, VerdictNames) {
   EXPECT_STREQ(verdict_name(Verdict::Regressed), "regressed");
   EXPECT_STREQ(verdict_name(Verdict::Improved), "improved");

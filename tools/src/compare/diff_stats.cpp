@@ -44,7 +44,18 @@ DurationSummary summarize_durations(std::vector<uint64_t>& durations) {
   return s;
 }
 
-Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted) {
+double simultaneous_z(uint64_t comparisons) {
+  // Solves erfc(z / sqrt 2) = 0.05 / m by bisection: erfc falls steadily.
+  const double alpha = 0.05 / static_cast<double>(std::max<uint64_t>(comparisons, 1));
+  double lo = 0, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (std::erfc(mid / std::sqrt(2.0)) > alpha ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted, double z) {
   Change c;
   if (base_sorted.empty() || head_sorted.empty()) return c;
   const double mb = std::max(median_of(base_sorted), 1.0), mh = std::max(median_of(head_sorted), 1.0);
@@ -55,13 +66,13 @@ Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector
     return c;
   }
   const double se = std::hypot(log_median_se(base_sorted), log_median_se(head_sorted));
-  c.ci_low_pct = (std::exp(log_ratio - kZ * se) - 1) * 100;
-  c.ci_high_pct = (std::exp(log_ratio + kZ * se) - 1) * 100;
+  c.ci_low_pct = (std::exp(log_ratio - z * se) - 1) * 100;
+  c.ci_high_pct = (std::exp(log_ratio + z * se) - 1) * 100;
   c.known = true;
   return c;
 }
 
-Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total) {
+Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total, double z) {
   Change c;
   if (base_hits == 0 || head_hits == 0 || base_total == 0 || head_total == 0) return c;
   const double x1 = static_cast<double>(base_hits), n1 = static_cast<double>(base_total);
@@ -73,8 +84,8 @@ Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits,
     return c;
   }
   const double se = std::sqrt(std::max(0.0, 1 / x1 - 1 / n1 + 1 / x2 - 1 / n2));
-  c.ci_low_pct = (std::exp(log_ratio - kZ * se) - 1) * 100;
-  c.ci_high_pct = (std::exp(log_ratio + kZ * se) - 1) * 100;
+  c.ci_low_pct = (std::exp(log_ratio - z * se) - 1) * 100;
+  c.ci_high_pct = (std::exp(log_ratio + z * se) - 1) * 100;
   c.known = true;
   return c;
 }

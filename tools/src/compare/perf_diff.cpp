@@ -131,8 +131,31 @@ DiffSide side_of(Calls* calls, const std::vector<uint64_t>& steps, std::vector<u
   return s;
 }
 
+uint64_t total_of(const Calls& c) {
+  uint64_t t = 0;
+  for (uint64_t d : c.durations) t += d;
+  return t;
+}
+
+// Names on both sides that pass the options: how many comparisons are made.
+uint64_t count_common(const std::map<std::string, Calls>& base, const std::map<std::string, Calls>& head,
+                      const DiffOptions& o) {
+  uint64_t n = 0;
+  for (const auto& [name, bc] : base) {
+    auto hi = head.find(name);
+    if (hi == head.end() || !wanted(name, o)) continue;
+    const Calls& hc = hi->second;
+    if (std::max(bc.durations.size(), hc.durations.size()) < o.min_calls ||
+        std::max(total_of(bc), total_of(hc)) < o.min_total_ns)
+      continue;
+    ++n;
+  }
+  return n;
+}
+
 std::vector<DiffRow> compare_calls(std::map<std::string, Calls>& base, std::map<std::string, Calls>& head,
-                                   const Collected& b, const Collected& h, const DiffOptions& o, uint64_t& in_common) {
+                                   const Collected& b, const Collected& h, const DiffOptions& o, double z,
+                                   uint64_t& in_common) {
   std::vector<std::string> names;
   for (const auto& [name, calls] : base) names.push_back(name);
   for (const auto& [name, calls] : head)
@@ -154,10 +177,10 @@ std::vector<DiffRow> compare_calls(std::map<std::string, Calls>& base, std::map<
     if (std::max(bd.calls, hd.calls) < o.min_calls || std::max(bd.total_ns, hd.total_ns) < o.min_total_ns) continue;
     if (bc && hc) {
       ++in_common;
-      row.change = median_change(bc->durations, hc->durations);
+      row.change = median_change(bc->durations, hc->durations, z);
       row.verdict = verdict_of(row.change, o.threshold_pct);
       if (row.base.steps && row.head.steps) {
-        row.per_step_change = median_change(base_steps, head_steps);
+        row.per_step_change = median_change(base_steps, head_steps, z);
         if (row.base.calls_per_step > 0)
           row.calls_change_pct = (row.head.calls_per_step / row.base.calls_per_step - 1) * 100;
       } else {
@@ -204,11 +227,17 @@ DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions&
   r.head_steps = h.steps.size() > 1 ? h.steps.size() - 1 : 0;
   r.base_samples = b.samples;
   r.head_samples = h.samples;
-  r.zones = compare_calls(b.zones, h.zones, b, h, options, r.in_common);
-  r.kernels = compare_calls(b.kernels, h.kernels, b, h, options, r.in_common);
   std::map<std::string, std::pair<uint64_t, uint64_t>> functions;
   for (const auto& [f, n] : b.functions) functions[f].first = n;
   for (const auto& [f, n] : h.functions) functions[f].second = n;
+  uint64_t comparisons = count_common(b.zones, h.zones, options) + count_common(b.kernels, h.kernels, options);
+  for (const auto& [f, counts] : functions)
+    comparisons += counts.first && counts.second && wanted(f, options) &&
+                   std::max(counts.first, counts.second) >= options.min_calls;
+  r.comparisons = comparisons;
+  const double z = simultaneous_z(comparisons);
+  r.zones = compare_calls(b.zones, h.zones, b, h, options, z, r.in_common);
+  r.kernels = compare_calls(b.kernels, h.kernels, b, h, options, z, r.in_common);
   for (const auto& [f, counts] : functions) {
     if (!wanted(f, options) || std::max(counts.first, counts.second) < options.min_calls) continue;
     FunctionDiffRow row;
@@ -219,7 +248,7 @@ DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions&
     row.head_share_pct = h.samples ? 100.0 * static_cast<double>(counts.second) / static_cast<double>(h.samples) : 0;
     if (counts.first && counts.second) {
       ++r.in_common;
-      row.change = share_change(counts.first, b.samples, counts.second, h.samples);
+      row.change = share_change(counts.first, b.samples, counts.second, h.samples, z);
       row.verdict = verdict_of(row.change, options.threshold_pct);
     } else {
       row.verdict = counts.first ? Verdict::Removed : Verdict::Added;

@@ -11,6 +11,12 @@
 // sort. Shares of CPU samples are counts: their ratio gets the usual interval
 // of a ratio of two binomial proportions (Katz's log method).
 //
+// A recording compares many names at once, and at 95% each, one name in
+// twenty would be called changed by chance. The intervals are therefore
+// simultaneous (Bonferroni): for m names compared, each is a 1 - 0.05/m
+// interval, so that two recordings of one program see any name flagged at
+// most 5% of the time.
+//
 // A verdict says `regressed` or `improved` only when the interval excludes
 // no change AND the estimated change is at least a threshold, so that large
 // recordings do not flag shifts of a fraction of a percent that any two runs
@@ -47,11 +53,18 @@ struct Change {
 // Fewest values per side for an interval.
 inline constexpr uint64_t kMinSamples = 5;
 
-// The ratio of medians head ÷ base - 1, in percent. Both sorted ascending.
-Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted);
+// The normal quantile of a two-sided interval that holds 95% of the time
+// for all of `comparisons` at once (1.96 for one).
+double simultaneous_z(uint64_t comparisons);
+
+// The ratio of medians head ÷ base - 1, in percent, with an interval of
+// normal quantile `z`. Both sorted ascending.
+Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted,
+                     double z = simultaneous_z(1));
 
 // The ratio of two shares (hits ÷ total) head ÷ base - 1, in percent.
-Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total);
+Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total,
+                    double z = simultaneous_z(1));
 
 enum class Verdict { Regressed, Improved, Unchanged, Added, Removed };
 // "regressed", "improved", "unchanged", "added", "removed".

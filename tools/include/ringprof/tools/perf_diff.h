@@ -47,7 +47,7 @@ struct DiffSide {
 struct DiffRow {
   std::string name;
   DiffSide base, head;
-  Change change;            // of the median per-call duration
+  Change change;            // of the median per-call duration (a simultaneous 95% interval)
   Change per_step_change;   // of the median time per step (known only when both have steps)
   double calls_change_pct = 0;  // per step when both have steps, else of the raw counts
   Verdict verdict = Verdict::Unchanged;
@@ -71,6 +71,9 @@ struct DiffResult {
   // Names present on both sides, of any kind: 0 means the two recordings have
   // nothing to compare (the command says so and exits 4).
   uint64_t in_common = 0;
+  // Comparisons made (names on both sides, after the options): the intervals
+  // are 95% for all of them at once (diff_stats.h).
+  uint64_t comparisons = 0;
 };
 
 DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions& options);
