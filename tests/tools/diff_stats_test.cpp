@@ -135,6 +135,19 @@ TEST(DiffStats, SimultaneousIntervalsWidenWithTheComparisons) {
   EXPECT_GT(ten.ci_high_pct, one.ci_high_pct);
 }
 
+// The run-to-run noise floor: identical samples, which alone would give an
+// interval of nothing but sampling noise, get at least ±2% with noise 2.
+TEST(DiffStats, TheNoiseFloorWidensEveryInterval) {
+  std::vector<uint64_t> same(1000, 100000);
+  const Change bare = median_change(same, same, simultaneous_z(1), 0);
+  EXPECT_DOUBLE_EQ(bare.ci_low_pct, 0.0);
+  EXPECT_DOUBLE_EQ(bare.ci_high_pct, 0.0);
+  const Change floored = median_change(same, same, simultaneous_z(1), 2);
+  EXPECT_NEAR(floored.ci_low_pct, -100.0 / 102.0 * 2, 1e-9);  // exp(-log 1.02) - 1
+  EXPECT_NEAR(floored.ci_high_pct, 2.0, 1e-9);
+  EXPECT_EQ(verdict_of(floored, 0), Verdict::Unchanged);
+}
+
 TEST(DiffStats, VerdictNames) {
   EXPECT_STREQ(verdict_name(Verdict::Regressed), "regressed");
   EXPECT_STREQ(verdict_name(Verdict::Improved), "improved");

@@ -101,6 +101,10 @@ void add_compare_commands(CLI::App& app) {
        "--threshold", [args](const std::string& t) { args->options.threshold_pct = parse_percent(t); },
        "the least change called regressed or improved (default 5%)")
       ->check(percent_validator());
+  d.add_option_function<std::string>(
+       "--noise", [args](const std::string& t) { args->options.noise_pct = parse_percent(t); },
+       "run-to-run noise floor added to every interval (default 2%)")
+      ->check(percent_validator());
   d.add_option("--min-calls", args->options.min_calls, "leave out rows with fewer calls (or samples) on both sides")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 62));
   d.add_option("--min-total", args->min_total, "leave out rows with less total time on both sides (e.g. 1ms)")

@@ -23,6 +23,13 @@ double log_median_se(const std::vector<uint64_t>& x) {
   return (b - a) / (2 * kZ);
 }
 
+// An interval's half-width on the log scale with the run-to-run noise floor
+// added in quadrature.
+double widened(double half, double noise_pct) {
+  const double floor = std::log1p(std::max(noise_pct, 0.0) / 100);
+  return std::sqrt(half * half + floor * floor);
+}
+
 double median_of(const std::vector<uint64_t>& x) {
   const size_t n = x.size();
   return n % 2 ? static_cast<double>(x[n / 2]) : (static_cast<double>(x[n / 2 - 1]) + static_cast<double>(x[n / 2])) / 2;
@@ -55,7 +62,8 @@ double simultaneous_z(uint64_t comparisons) {
   return (lo + hi) / 2;
 }
 
-Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted, double z) {
+Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted, double z,
+                     double noise_pct) {
   Change c;
   if (base_sorted.empty() || head_sorted.empty()) return c;
   const double mb = std::max(median_of(base_sorted), 1.0), mh = std::max(median_of(head_sorted), 1.0);
@@ -66,13 +74,15 @@ Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector
     return c;
   }
   const double se = std::hypot(log_median_se(base_sorted), log_median_se(head_sorted));
-  c.ci_low_pct = (std::exp(log_ratio - z * se) - 1) * 100;
-  c.ci_high_pct = (std::exp(log_ratio + z * se) - 1) * 100;
+  const double half = widened(z * se, noise_pct);
+  c.ci_low_pct = (std::exp(log_ratio - half) - 1) * 100;
+  c.ci_high_pct = (std::exp(log_ratio + half) - 1) * 100;
   c.known = true;
   return c;
 }
 
-Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total, double z) {
+Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total, double z,
+                    double noise_pct) {
   Change c;
   if (base_hits == 0 || head_hits == 0 || base_total == 0 || head_total == 0) return c;
   const double x1 = static_cast<double>(base_hits), n1 = static_cast<double>(base_total);
@@ -84,8 +94,9 @@ Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits,
     return c;
   }
   const double se = std::sqrt(std::max(0.0, 1 / x1 - 1 / n1 + 1 / x2 - 1 / n2));
-  c.ci_low_pct = (std::exp(log_ratio - z * se) - 1) * 100;
-  c.ci_high_pct = (std::exp(log_ratio + z * se) - 1) * 100;
+  const double half = widened(z * se, noise_pct);
+  c.ci_low_pct = (std::exp(log_ratio - half) - 1) * 100;
+  c.ci_high_pct = (std::exp(log_ratio + half) - 1) * 100;
   c.known = true;
   return c;
 }

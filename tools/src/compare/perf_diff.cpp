@@ -177,10 +177,10 @@ std::vector<DiffRow> compare_calls(std::map<std::string, Calls>& base, std::map<
     if (std::max(bd.calls, hd.calls) < o.min_calls || std::max(bd.total_ns, hd.total_ns) < o.min_total_ns) continue;
     if (bc && hc) {
       ++in_common;
-      row.change = median_change(bc->durations, hc->durations, z);
+      row.change = median_change(bc->durations, hc->durations, z, o.noise_pct);
       row.verdict = verdict_of(row.change, o.threshold_pct);
       if (row.base.steps && row.head.steps) {
-        row.per_step_change = median_change(base_steps, head_steps, z);
+        row.per_step_change = median_change(base_steps, head_steps, z, o.noise_pct);
         if (row.base.calls_per_step > 0)
           row.calls_change_pct = (row.head.calls_per_step / row.base.calls_per_step - 1) * 100;
       } else {
@@ -223,6 +223,7 @@ DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions&
   Collected h = collect(head, options, resolver);
   DiffResult r;
   r.threshold_pct = options.threshold_pct;
+  r.noise_pct = options.noise_pct;
   r.base_steps = b.steps.size() > 1 ? b.steps.size() - 1 : 0;
   r.head_steps = h.steps.size() > 1 ? h.steps.size() - 1 : 0;
   r.base_samples = b.samples;
@@ -248,7 +249,7 @@ DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions&
     row.head_share_pct = h.samples ? 100.0 * static_cast<double>(counts.second) / static_cast<double>(h.samples) : 0;
     if (counts.first && counts.second) {
       ++r.in_common;
-      row.change = share_change(counts.first, b.samples, counts.second, h.samples, z);
+      row.change = share_change(counts.first, b.samples, counts.second, h.samples, z, options.noise_pct);
       row.verdict = verdict_of(row.change, options.threshold_pct);
     } else {
       row.verdict = counts.first ? Verdict::Removed : Verdict::Added;

@@ -111,9 +111,11 @@ size_t count(const std::vector<DiffRow>& rows, Verdict v) {
 }
 
 std::string headline(const DiffResult& d) {
-  char b[200];
-  std::snprintf(b, sizeof b, "threshold %.3g%%, 95%% intervals for all %llu comparisons at once; steps: base %llu, head %llu",
-                d.threshold_pct, static_cast<unsigned long long>(d.comparisons),
+  char b[256];
+  std::snprintf(b, sizeof b,
+                "threshold %.3g%%, 95%% intervals for all %llu comparisons at once, noise floor %.3g%%; steps: base "
+                "%llu, head %llu",
+                d.threshold_pct, static_cast<unsigned long long>(d.comparisons), d.noise_pct,
                 static_cast<unsigned long long>(d.base_steps), static_cast<unsigned long long>(d.head_steps));
   return b;
 }
@@ -172,7 +174,8 @@ void json_rows(std::string& out, const std::vector<DiffRow>& rows) {
 std::string json(const DiffResult& d) {
   std::string out = "{\"threshold_pct\":";
   internal::append_json_double(out, d.threshold_pct);
-  out += ",\"comparisons\":" + std::to_string(d.comparisons);
+  out += ",\"comparisons\":" + std::to_string(d.comparisons) + ",\"noise_pct\":";
+  internal::append_json_double(out, d.noise_pct);
   out += ",\"base_steps\":" + std::to_string(d.base_steps) + ",\"head_steps\":" + std::to_string(d.head_steps) +
          ",\"base_samples\":" + std::to_string(d.base_samples) + ",\"head_samples\":" + std::to_string(d.head_samples);
   out += ",\"zones\":";

@@ -17,6 +17,12 @@
 // interval, so that two recordings of one program see any name flagged at
 // most 5% of the time.
 //
+// Sampling noise is not all: two runs of one program differ as a whole by a
+// percent or two (0.2-1.8% between pairs of five runs measured here), which
+// no recording can see from the inside. Each interval is widened by such a
+// run-to-run noise floor, added to its half-width in quadrature on the log
+// scale (`noise_pct`; `ringprof diff --noise`, default 2%).
+//
 // A verdict says `regressed` or `improved` only when the interval excludes
 // no change AND the estimated change is at least a threshold, so that large
 // recordings do not flag shifts of a fraction of a percent that any two runs
@@ -60,11 +66,11 @@ double simultaneous_z(uint64_t comparisons);
 // The ratio of medians head ÷ base - 1, in percent, with an interval of
 // normal quantile `z`. Both sorted ascending.
 Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector<uint64_t>& head_sorted,
-                     double z = simultaneous_z(1));
+                     double z = simultaneous_z(1), double noise_pct = 0);
 
 // The ratio of two shares (hits ÷ total) head ÷ base - 1, in percent.
 Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total,
-                    double z = simultaneous_z(1));
+                    double z = simultaneous_z(1), double noise_pct = 0);
 
 enum class Verdict { Regressed, Improved, Unchanged, Added, Removed };
 // "regressed", "improved", "unchanged", "added", "removed".

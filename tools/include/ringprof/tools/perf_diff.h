@@ -30,6 +30,7 @@ struct DiffOptions {
   WindowSpec window;             // applied to both sides
   std::string thread;            // "" all; a thread name or kernel tid, both sides
   double threshold_pct = 5;      // a smaller change is `unchanged` however sure
+  double noise_pct = 2;          // run-to-run noise floor added to every interval (diff_stats.h)
   uint64_t min_calls = 0;        // rows with fewer calls on both sides are left out
   uint64_t min_total_ns = 0;     // rows with less total time on both sides are left out
   std::vector<std::string> only;    // non-empty: only these names
@@ -68,6 +69,7 @@ struct DiffResult {
   uint64_t base_steps = 0, head_steps = 0;
   uint64_t base_samples = 0, head_samples = 0;
   double threshold_pct = 5;
+  double noise_pct = 2;
   // Names present on both sides, of any kind: 0 means the two recordings have
   // nothing to compare (the command says so and exits 4).
   uint64_t in_common = 0;
