@@ -74,8 +74,19 @@ struct RecorderStats {
   // Every thread that lost events this session, in the order of its first
   // loss; the sums of its columns are dropped_ring and dropped_io.
   std::vector<ThreadDrops> thread_drops;
+  // ringprof's own CPU time this session: the drainer thread (reading rings)
+  // and the writer thread (encoding, compressing, writing). Final after stop().
+  uint64_t drainer_cpu_ns = 0;
+  uint64_t writer_cpu_ns = 0;
 };
 RecorderStats recorder_stats();
+
+namespace internal {
+// Called at the end of every stop() with the session's final stats, under
+// the recorder's lock (it must not call start/stop/flush). One observer;
+// null removes it. Used by RINGPROF_STATS_FILE (sinks/src/session_start.cpp).
+void set_stop_observer(void (*observer)(const RecorderStats&)) noexcept;
+}  // namespace internal
 
 // ---- the hot path ----
 

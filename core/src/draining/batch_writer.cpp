@@ -1,4 +1,5 @@
 #include "draining/batch_writer.h"
+#include "draining/thread_cpu.h"
 
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -149,6 +150,7 @@ void BatchWriter::run() {
     }
     std::unique_ptr<WriteJob> job(raw);
     run_job(job.get());
+    counters_.cpu_ns.store(internal::thread_cpu_ns(), std::memory_order_relaxed);
     if (job) handshake_.backlog.fetch_sub(1, std::memory_order_seq_cst);
     if (!job) continue;
     const bool stop = job->stop;

@@ -82,6 +82,7 @@ struct WriterCounters {
   std::atomic<uint64_t> dropped_io{0};
   std::atomic<uint64_t> samples_lost{0};
   std::atomic<uint64_t> batches{0};
+  std::atomic<uint64_t> cpu_ns{0};  // the writer thread's CPU time, after each job
 };
 
 class BatchWriter {

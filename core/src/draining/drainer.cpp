@@ -1,4 +1,5 @@
 #include "draining/drainer.h"
+#include "draining/thread_cpu.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -150,6 +151,8 @@ RecorderStats Drainer::stats() const {
   s.samples_taken = samples_taken_.load(std::memory_order_relaxed);
   s.samples_written = w.samples_written.load(std::memory_order_relaxed);
   s.samples_lost = samples_lost_.load(std::memory_order_relaxed) + w.samples_lost.load(std::memory_order_relaxed);
+  s.drainer_cpu_ns = cpu_ns_.load(std::memory_order_relaxed);
+  s.writer_cpu_ns = w.cpu_ns.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(drops_mutex_);
   s.thread_drops = thread_drops_;
   return s;
@@ -238,6 +241,7 @@ void Drainer::run() {
       }
       wait_for_writer_ = false;
     });
+    cpu_ns_.store(internal::thread_cpu_ns(), std::memory_order_relaxed);
     if (stopping) break;
   }
   // Final pass: anything committed before stop() is in the rings now. Rings
@@ -253,6 +257,7 @@ void Drainer::run() {
     reclaim_rings(true);
     emit_batch(true);
   });
+  cpu_ns_.store(internal::thread_cpu_ns(), std::memory_order_relaxed);
   guarded([&] { writer_->stop(); });  // everything handed over is written
   if (level_subscription_) level::unsubscribe(level_subscription_);
   level_subscription_ = 0;

@@ -165,6 +165,7 @@ class Drainer : private sampler::SampleVisitor {
 
   std::atomic<uint64_t> dropped_ring_{0};
   std::atomic<uint64_t> threads_seen_{0};
+  std::atomic<uint64_t> cpu_ns_{0};  // this thread's CPU time, after each round
   std::atomic<uint64_t> rings_live_{0};
 
   GpuCollector gpu_;  // GPU activity (CUPTI) for the batches; last, so it starts after the rest is set up

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -223,6 +224,9 @@ void step(uint64_t number) noexcept {
 }
 
 bool start(const Config& config, std::shared_ptr<Sink> sink) {
+  // RINGPROF_DISABLE=1: the program runs as if ringprof were not there
+  // (`ringprof overhead` measures its `off` runs so), whatever its code asks.
+  if (const char* off = std::getenv("RINGPROF_DISABLE"); off && std::strcmp(off, "1") == 0) return false;
   RecorderState& s = state();
   std::lock_guard<std::mutex> lock(s.control);
   if (s.drainer) {
@@ -280,6 +284,14 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   return true;
 }
 
+namespace {
+std::atomic<void (*)(const RecorderStats&)> g_stop_observer{nullptr};
+}  // namespace
+
+void internal::set_stop_observer(void (*observer)(const RecorderStats&)) noexcept {
+  g_stop_observer.store(observer, std::memory_order_release);
+}
+
 void stop() {
   RecorderState& s = state();
   std::lock_guard<std::mutex> lock(s.control);
@@ -303,6 +315,7 @@ void stop() {
                  s.drainer->stall_ms());
   }
   s.drainer = nullptr;
+  if (auto* observer = g_stop_observer.load(std::memory_order_acquire)) observer(s.last_stats);
 }
 
 void flush() {
