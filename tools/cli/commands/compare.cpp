@@ -3,6 +3,7 @@
 // job can act on.
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "options.h"
 #include "reporting.h"
+#include "ringprof/tools/overhead.h"
 #include "ringprof/tools/perf_diff.h"
 
 namespace ringprof::cli {
@@ -17,6 +19,7 @@ namespace {
 
 constexpr int kExitRegressed = 3;     // --fail-above: a zone or kernel regressed past it
 constexpr int kExitNothingInCommon = 4;  // the two recordings share no zone, kernel or function
+constexpr int kExitCommandFailed = 5;    // overhead: the command could not run or did not exit 0
 
 struct DiffArgs {
   std::string base, head;
@@ -78,6 +81,51 @@ int run_diff(DiffArgs& a) {
   return kExitOk;
 }
 
+struct OverheadArgs {
+  OverheadOptions options;
+  std::string levels = "off,always_on,detailed";
+  std::string format = "text";
+  std::string preload = "auto";
+  double max_slowdown = -1;  // < 0: not asked
+};
+
+void progress_line(const std::string& line) {
+  if (isatty(2)) std::fprintf(stderr, "\rringprof overhead: %s   ", line.c_str());
+}
+
+int run_overhead(OverheadArgs& a) {
+  a.options.levels.clear();
+  std::string level;
+  for (size_t i = 0; i <= a.levels.size(); ++i) {
+    if (i == a.levels.size() || a.levels[i] == ',') {
+      if (level != "off" && level != "always_on" && level != "detailed")
+        usage_error("bad --levels entry '" + level + "' (off, always_on, detailed)");
+      a.options.levels.push_back(level);
+      level.clear();
+    } else {
+      level += a.levels[i];
+    }
+  }
+  a.options.preload = a.preload == "always" ? Preload::Always : a.preload == "never" ? Preload::Never : Preload::Auto;
+  if (a.options.command.empty()) usage_error("no command given: ringprof overhead [OPTIONS] -- CMD ARGS...");
+  const OverheadResult r = measure_overhead(a.options, &progress_line);
+  if (isatty(2)) std::fputs("\n", stderr);
+  if (!r.error.empty()) {
+    print_error(r.error);
+    return kExitCommandFailed;
+  }
+  const std::string text = format_overhead(r, a.format == "json" ? OverheadFormat::Json : OverheadFormat::Text);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  if (a.max_slowdown >= 0 && slowdown_above(r, a.max_slowdown)) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.3g%%", a.max_slowdown);
+    print_error(std::string("a level's slowdown lies above ") + b + " (--max-slowdown)");
+    return kExitRegressed;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_compare_commands(CLI::App& app) {
@@ -116,6 +164,32 @@ void add_compare_commands(CLI::App& app) {
   add_symbol_path_option(d, args->options.symbol_paths);
   add_window_options(d, args->options.window);
   on_run(d, [args] { return run_diff(*args); });
+
+  auto over = std::make_shared<OverheadArgs>();
+  CLI::App& o = *app.add_subcommand("overhead", "what profiling costs a program: runs it at each level, interleaved");
+  o.group("Reports");
+  o.footer(
+      "Runs CMD --runs times per level after --warmup runs, the levels interleaved; off is ringprof not started "
+      "(RINGPROF_DISABLE=1). A command not linked against ringprof gets libringprof.so through LD_PRELOAD and "
+      "RINGPROF_AUTOSTART=1. Exit status: 3 with --max-slowdown when a level's interval lies above PCT, 5 when the "
+      "command cannot run or exits non-zero.");
+  o.add_option("--levels", over->levels, "comma-separated: off,always_on,detailed (default all three)");
+  o.add_option("--runs", over->options.runs, "counted runs per level (default 10)")->check(CLI::Range(1u, 100000u));
+  o.add_option("--warmup", over->options.warmup, "runs per level not counted, first (default 1)")
+      ->check(CLI::Range(0u, 100000u));
+  o.add_option("--format", over->format, "text|json (default text)")->check(CLI::IsMember({"text", "json"}));
+  o.add_option_function<std::string>(
+       "--max-slowdown", [over](const std::string& t) { over->max_slowdown = parse_percent(t); },
+       "exit 3 when a level's slowdown interval lies wholly above PCT")
+      ->check(percent_validator());
+  o.add_option("--preload", over->preload, "auto|always|never: LD_PRELOAD libringprof.so (auto: when CMD is not linked with it)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  o.add_option("--library", over->options.library, "the libringprof.so to preload (default: the one beside this tool)");
+  o.add_flag("--show-output", over->options.show_output, "let the command's stdout and stderr through");
+  o.add_option("--keep", over->options.work_dir, "put the runs' recordings under DIR and keep the directory")
+      ->type_name("DIR");
+  o.add_option("CMD", over->options.command, "the command and its arguments, after --")->expected(-1);
+  on_run(o, [over] { return run_overhead(*over); });
 }
 
 }  // namespace ringprof::cli
