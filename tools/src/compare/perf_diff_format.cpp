@@ -90,7 +90,7 @@ std::string markdown_table(const internal::TextRow& header, const std::vector<in
   std::string out = "|";
   for (const std::string& h : header) out += " " + h + " |";
   out += "\n|";
-  for (size_t i = 0; i < header.size(); ++i) out += i + 1 == header.size() ? " --- |" : " ---: |";
+  for (size_t i = 0; i < header.size(); ++i) out += i == 0 || i + 1 == header.size() ? " --- |" : " ---: |";
   out += "\n";
   for (const internal::TextRow& r : rows) {
     out += "|";
