@@ -46,6 +46,21 @@ CLI::Validator percent_validator() {
       "PCT");
 }
 
+void print_out(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+// A limit the user set (--fail-above, --max-slowdown) that was crossed: one
+// line and exit 3.
+int limit_status(bool crossed, const std::string& what, double pct, const char* option) {
+  if (!crossed) return kExitOk;
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3g%% (%s)", pct, option);
+  print_error(what + b);
+  return kExitRegressed;
+}
+
 bool empty(const DiffResult& d) { return d.zones.empty() && d.kernels.empty() && d.functions.empty(); }
 
 int run_diff(DiffArgs& a) {
@@ -68,17 +83,10 @@ int run_diff(DiffArgs& a) {
   }
   const DiffFormat format =
       a.format == "json" ? DiffFormat::Json : a.format == "markdown" ? DiffFormat::Markdown : DiffFormat::Text;
-  const std::string text = format_diff(diff, format);
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  print_out(format_diff(diff, format));
   if (status != kExitOk) return status;
-  if (a.fail_above >= 0 && regressed_above(diff, a.fail_above)) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.3g%%", a.fail_above);
-    print_error(std::string("a zone or kernel regressed by more than ") + b + " (--fail-above)");
-    return kExitRegressed;
-  }
-  return kExitOk;
+  return limit_status(a.fail_above >= 0 && regressed_above(diff, a.fail_above),
+                      "a zone or kernel regressed by more than ", a.fail_above, "--fail-above");
 }
 
 struct OverheadArgs {
@@ -114,16 +122,9 @@ int run_overhead(OverheadArgs& a) {
     print_error(r.error);
     return kExitCommandFailed;
   }
-  const std::string text = format_overhead(r, a.format == "json" ? OverheadFormat::Json : OverheadFormat::Text);
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
-  if (a.max_slowdown >= 0 && slowdown_above(r, a.max_slowdown)) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.3g%%", a.max_slowdown);
-    print_error(std::string("a level's slowdown lies above ") + b + " (--max-slowdown)");
-    return kExitRegressed;
-  }
-  return kExitOk;
+  print_out(format_overhead(r, a.format == "json" ? OverheadFormat::Json : OverheadFormat::Text));
+  return limit_status(a.max_slowdown >= 0 && slowdown_above(r, a.max_slowdown), "a level's slowdown lies above ",
+                      a.max_slowdown, "--max-slowdown");
 }
 
 }  // namespace

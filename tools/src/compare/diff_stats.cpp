@@ -30,19 +30,20 @@ double widened(double half, double noise_pct) {
   return std::sqrt(half * half + floor * floor);
 }
 
-double median_of(const std::vector<uint64_t>& x) {
+}  // namespace
+
+double median_of_sorted(const std::vector<uint64_t>& x) {
   const size_t n = x.size();
+  if (n == 0) return 0;
   return n % 2 ? static_cast<double>(x[n / 2]) : (static_cast<double>(x[n / 2 - 1]) + static_cast<double>(x[n / 2])) / 2;
 }
-
-}  // namespace
 
 DurationSummary summarize_durations(std::vector<uint64_t>& durations) {
   DurationSummary s;
   if (durations.empty()) return s;
   std::sort(durations.begin(), durations.end());
   s.calls = durations.size();
-  s.median_ns = static_cast<uint64_t>(std::llround(median_of(durations)));
+  s.median_ns = static_cast<uint64_t>(std::llround(median_of_sorted(durations)));
   // The nearest-rank 90th percentile: the smallest value with 90% at or below it.
   const auto rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(durations.size())));
   s.p90_ns = durations[rank == 0 ? 0 : rank - 1];
@@ -66,7 +67,7 @@ Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector
                      double noise_pct) {
   Change c;
   if (base_sorted.empty() || head_sorted.empty()) return c;
-  const double mb = std::max(median_of(base_sorted), 1.0), mh = std::max(median_of(head_sorted), 1.0);
+  const double mb = std::max(median_of_sorted(base_sorted), 1.0), mh = std::max(median_of_sorted(head_sorted), 1.0);
   const double log_ratio = std::log(mh / mb);
   c.change_pct = (std::exp(log_ratio) - 1) * 100;
   if (base_sorted.size() < kMinSamples || head_sorted.size() < kMinSamples) {

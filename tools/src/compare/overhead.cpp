@@ -219,13 +219,6 @@ std::vector<uint64_t> sorted_values(const std::vector<T>& runs, F f) {
   return v;
 }
 
-double median(const std::vector<uint64_t>& sorted) {
-  if (sorted.empty()) return 0;
-  const size_t n = sorted.size();
-  return n % 2 ? static_cast<double>(sorted[n / 2])
-               : (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2;
-}
-
 void summarize(OverheadResult& r) {
   const OverheadLevel* off = nullptr;
   for (const OverheadLevel& l : r.levels)
@@ -238,16 +231,16 @@ void summarize(OverheadResult& r) {
   for (OverheadLevel& l : r.levels) {
     const auto wall = sorted_values(l.runs, [](const OverheadRun& x) { return x.wall_ns; });
     const auto cpu = sorted_values(l.runs, [](const OverheadRun& x) { return x.cpu_ns; });
-    l.wall_s_median = median(wall) / 1e9;
-    l.cpu_s_median = median(cpu) / 1e9;
+    l.wall_s_median = median_of_sorted(wall) / 1e9;
+    l.cpu_s_median = median_of_sorted(cpu) / 1e9;
     l.max_rss_mib_median =
-        median(sorted_values(l.runs, [](const OverheadRun& x) { return x.max_rss_bytes; })) / (1024.0 * 1024.0);
-    l.bytes_written = static_cast<uint64_t>(median(sorted_values(l.runs, [](const OverheadRun& x) { return x.bytes_written; })));
+        median_of_sorted(sorted_values(l.runs, [](const OverheadRun& x) { return x.max_rss_bytes; })) / (1024.0 * 1024.0);
+    l.bytes_written = static_cast<uint64_t>(median_of_sorted(sorted_values(l.runs, [](const OverheadRun& x) { return x.bytes_written; })));
     std::vector<uint64_t> share;  // ringprof CPU per wall, in millionths of a core
     for (const OverheadRun& x : l.runs)
       share.push_back(x.wall_ns ? x.ringprof_cpu_ns * 1000000 / x.wall_ns : 0);
     std::sort(share.begin(), share.end());
-    l.drainer_cpu_pct = median(share) / 1e4;
+    l.drainer_cpu_pct = median_of_sorted(share) / 1e4;
     if (&l != off && !off_wall.empty() && !wall.empty()) {
       l.slowdown = median_change(off_wall, wall, z);
       l.cpu_change = median_change(off_cpu, cpu, z);

@@ -123,9 +123,7 @@ DiffSide side_of(Calls* calls, const std::vector<uint64_t>& steps, std::vector<u
     }
     std::sort(per_step.begin(), per_step.end());
     s.calls_per_step = static_cast<double>(in_steps) / static_cast<double>(s.steps);
-    const size_t n = per_step.size();
-    s.total_per_step_ns = n % 2 ? static_cast<double>(per_step[n / 2])
-                                : (static_cast<double>(per_step[n / 2 - 1]) + static_cast<double>(per_step[n / 2])) / 2;
+    s.total_per_step_ns = median_of_sorted(per_step);
   }
   s.durations = summarize_durations(calls->durations);  // sorts: after the steps, which pair begins with durations
   return s;

@@ -43,6 +43,10 @@ struct DurationSummary {
   uint64_t total_ns = 0;
 };
 
+// The median of sorted values (the mean of the middle two for an even count;
+// 0 when empty).
+double median_of_sorted(const std::vector<uint64_t>& sorted);
+
 // Sorts `durations` in place and summarizes them (all zero when empty).
 DurationSummary summarize_durations(std::vector<uint64_t>& durations);
 
