@@ -56,7 +56,9 @@ void reset_new_ring_queue_after_fork() noexcept {
 void enqueue_new_ring(Ring* ring) noexcept {
   if (!new_rings().enqueue(ring)) {
     // Out of memory for the queue node: the drainer will never see this ring,
-    // so drop its reference here; the thread records into a ring nobody reads.
+    // so drop its reference here; the thread records into a ring nobody reads
+    // (and that must not grow: nobody would ever free what it grew into).
+    ring->allow_growth(0);
     Ring::release(ring);
   }
 }
@@ -290,7 +292,7 @@ void Drainer::adopt_new_rings() {
   while (dequeue_new_ring(&r)) {
     if (r->session != session_) {
       // Registered for an earlier session that ended before we saw it.
-      Ring::release(r);
+      release_unread(r);
       continue;
     }
     // A thread the sampler already gave an index keeps it: its samples and
@@ -302,7 +304,12 @@ void Drainer::adopt_new_rings() {
     }
     const std::string initial(r->initial_name, strnlen(r->initial_name, sizeof r->initial_name));
     if (known) {
+      // A reused state: nothing of the ring it had before carries over.
       known->ring = r;
+      known->ring_grown = false;
+      known->ring_dropped_seen = 0;
+      known->rate_since_ns = 0;
+      known->slots_read = 0;
       if (known->info.name != initial) {
         known->info.name = initial;
         ++known->info.name_version;
@@ -353,9 +360,9 @@ bool Drainer::finish_ring(ThreadState& t, bool wait) {
   Ring* offered = std::exchange(t.next_ring, nullptr);
   const bool taken = offered && t.ring->withdraw_successor() == nullptr;
   Ring* made = t.ring->close();
-  if (made && t.ring->readable() != 0) {
-    // The thread moved between the drain above and close() (only while
-    // stopping): what it wrote here before it left is read now.
+  if ((made || taken) && t.ring->readable() != 0) {
+    // The thread moved between the drain above and the withdraw or close()
+    // (only while stopping): what it wrote here before it left is read now.
     wait_for_writer_ = true;
     drain_ring(t);
     wait_for_writer_ = was;
@@ -369,6 +376,7 @@ bool Drainer::finish_ring(ThreadState& t, bool wait) {
     release_ring(offered, true);
   }
   if (!next) {
+    t.ring_grown = false;
     rings_live_.fetch_sub(1, std::memory_order_relaxed);
     return true;
   }
@@ -416,6 +424,18 @@ void Drainer::maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_
   crash::register_ring(next);
   t.next_ring = next;
   t.ring->offer_successor(next);
+}
+
+void Drainer::release_unread(Ring* r) {
+  // Closed first, so its thread cannot grow it any more; then every ring the
+  // thread already grew it into goes too (each a successor: budget returned).
+  bool grown = false;
+  while (r) {
+    Ring* next = r->close();
+    release_ring(r, grown);
+    r = next;
+    grown = true;
+  }
 }
 
 void Drainer::release_ring(Ring* r, bool grown) {

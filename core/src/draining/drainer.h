@@ -95,6 +95,9 @@ class Drainer : private sampler::SampleVisitor {
   // than kRingCoverNs.
   void maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_t now_ns);
   void release_ring(Ring* r, bool grown);
+  // A ring this session will not read (an earlier session's), with whatever
+  // its thread grew it into.
+  void release_unread(Ring* r);
   // Reads a ring the thread left (retired, or moved to its successor) to its
   // end and lets it go; the successor the thread took becomes its ring. With
   // `wait`, past a full writer; without, false when events remain for the

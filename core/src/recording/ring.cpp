@@ -57,18 +57,20 @@ Ring* Ring::grow() noexcept {
     max_capacity_ = capacity_;
     return nullptr;
   }
+  // ringprof's memory, not the program's: no memory event comes of the
+  // allocation or of the frees below (which could otherwise record into a
+  // ring while this one is half moved).
+  const bool was = internal::t_ringprof_thread;
+  internal::t_ringprof_thread = true;
   const uint64_t bytes = cap * sizeof(Event);
   Ring* next = nullptr;
   if (reserve_growth(bytes)) {
-    // ringprof's memory, not the program's: no memory event comes of it.
-    const bool was = internal::t_ringprof_thread;
-    internal::t_ringprof_thread = true;
     next = create(static_cast<uint32_t>(cap), tid_, wake_percent_);
-    internal::t_ringprof_thread = was;
     if (!next) return_growth(bytes);
   }
   if (!next) {
     max_capacity_ = capacity_;  // not on every full claim from now on
+    internal::t_ringprof_thread = was;
     return nullptr;
   }
   next->thread_index = thread_index;
@@ -80,16 +82,18 @@ Ring* Ring::grow() noexcept {
   Ring* expected = nullptr;
   if (!moved_to_.compare_exchange_strong(expected, next, std::memory_order_acq_rel)) {
     // The drainer closed this ring (stop()): nobody would read the new one.
+    max_capacity_ = capacity_;
     next->refs_.store(1, std::memory_order_relaxed);
     release(next);
     return_growth(bytes);
-    max_capacity_ = capacity_;
+    internal::t_ringprof_thread = was;
     return nullptr;
   }
   internal::ring_switched(this, next);
   switched_.store(true, std::memory_order_release);
   retire();
   release(this);  // not touched after this: the drainer may free it
+  internal::t_ringprof_thread = was;
   return next;
 }
 
