@@ -102,6 +102,14 @@ class Ring {
   // Lets the owning thread grow this ring itself, to at most `max_events`
   // slots (0 or less than twice capacity(): never). Before registration.
   void allow_growth(uint64_t max_events) noexcept { max_capacity_ = max_events; }
+  // A larger ring for this ring's thread (growth, by the drainer's offer or
+  // the thread's own grow()): up to four times the capacity and at most
+  // `max_events` slots, its bytes taken from the growth budget, with this
+  // ring's identity, drop marking and wake fill, growth allowed up to
+  // `max_events`, and registered with the crash flush. Null (nothing taken)
+  // when it could not be twice as large, or budget or memory is short.
+  // Reads only what is fixed before registration: either side may call it.
+  Ring* make_successor(uint64_t max_events) const noexcept;
 
   // ---- producer side (owning thread only) ----
 

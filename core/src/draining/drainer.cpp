@@ -407,21 +407,8 @@ void Drainer::maybe_grow(ThreadState& t, uint64_t waiting, bool dropped, uint64_
   if (!fast && !dropped && 2 * waiting < cap) return;
   const uint64_t max_slots = config_.ring_max_bytes / sizeof(Event);
   if (t.next_ring || cap == 0 || 2 * cap > max_slots || t.ring->retired()) return;
-  uint64_t next_cap = cap;
-  while (next_cap < 4 * cap && 2 * next_cap <= max_slots) next_cap *= 2;
-  const uint64_t bytes = next_cap * sizeof(Event);
-  if (!Ring::reserve_growth(bytes)) return;
-  Ring* next = Ring::create(static_cast<uint32_t>(next_cap), t.ring->tid(), config_.ring_drain_percent);
-  if (!next) {
-    Ring::return_growth(bytes);
-    return;
-  }
-  next->thread_index = t.ring->thread_index;
-  next->session = t.ring->session;
-  std::memcpy(next->initial_name, t.ring->initial_name, sizeof next->initial_name);
-  next->mark_drop_gaps();
-  next->allow_growth(max_slots);
-  crash::register_ring(next);
+  Ring* next = t.ring->make_successor(max_slots);
+  if (!next) return;
   t.next_ring = next;
   t.ring->offer_successor(next);
 }

@@ -50,42 +50,43 @@ Ring* Ring::refusing() noexcept {
   return &r;
 }
 
-Ring* Ring::grow() noexcept {
+Ring* Ring::make_successor(uint64_t max_events) const noexcept {
   uint64_t cap = capacity_;
-  while (cap < 4 * capacity_ && 2 * cap <= max_capacity_) cap *= 2;
-  if (cap == capacity_) {
-    max_capacity_ = capacity_;
-    return nullptr;
-  }
-  // ringprof's memory, not the program's: no memory event comes of the
-  // allocation or of the frees below (which could otherwise record into a
-  // ring while this one is half moved).
-  const bool was = internal::t_ringprof_thread;
-  internal::t_ringprof_thread = true;
+  while (cap < 4 * capacity_ && 2 * cap <= max_events) cap *= 2;
+  if (cap == capacity_) return nullptr;
   const uint64_t bytes = cap * sizeof(Event);
-  Ring* next = nullptr;
-  if (reserve_growth(bytes)) {
-    next = create(static_cast<uint32_t>(cap), tid_, wake_percent_);
-    if (!next) return_growth(bytes);
-  }
+  if (!reserve_growth(bytes)) return nullptr;
+  Ring* next = create(static_cast<uint32_t>(cap), tid_, wake_percent_);
   if (!next) {
-    max_capacity_ = capacity_;  // not on every full claim from now on
-    internal::t_ringprof_thread = was;
+    return_growth(bytes);
     return nullptr;
   }
   next->thread_index = thread_index;
   next->session = session;
   std::memcpy(next->initial_name, initial_name, sizeof initial_name);
   next->mark_drops_ = mark_drops_;
-  next->max_capacity_ = max_capacity_;
+  next->max_capacity_ = max_events;
   crash::register_ring(next);
+  return next;
+}
+
+Ring* Ring::grow() noexcept {
+  // ringprof's memory, not the program's: no memory event comes of the
+  // allocation or of the frees below (which could otherwise record into a
+  // ring while this one is half moved).
+  const bool was = internal::t_ringprof_thread;
+  internal::t_ringprof_thread = true;
+  Ring* next = make_successor(max_capacity_);
   Ring* expected = nullptr;
-  if (!moved_to_.compare_exchange_strong(expected, next, std::memory_order_acq_rel)) {
+  if (next && !moved_to_.compare_exchange_strong(expected, next, std::memory_order_acq_rel)) {
     // The drainer closed this ring (stop()): nobody would read the new one.
-    max_capacity_ = capacity_;
     next->refs_.store(1, std::memory_order_relaxed);
+    return_growth(uint64_t{next->capacity()} * sizeof(Event));
     release(next);
-    return_growth(bytes);
+    next = nullptr;
+  }
+  if (!next) {
+    max_capacity_ = capacity_;  // not on every full claim from now on
     internal::t_ringprof_thread = was;
     return nullptr;
   }
