@@ -63,6 +63,8 @@ struct Config {
 // default and adds a one-line warning to `warnings` (when given) or prints it
 // to stderr once; it never fails.
 Config config_from_env(std::vector<std::string>* warnings = nullptr);
+// The same from any source of RINGPROF_* values (see SettingLookup in ops.h).
+Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnings = nullptr);
 
 // Parses "64M", "1G", "4096", "512K" (binary units). Returns false when malformed.
 bool parse_byte_size(const std::string& text, uint64_t* out);

@@ -133,6 +133,11 @@ struct OpsConfig {
 // Reads the variables above into `ops`; malformed values keep the default and
 // add a warning line (to `warnings` when given, else stderr).
 void ops_config_from_env(OpsConfig& ops, std::vector<std::string>* warnings);
+// Where settings come from: the value of a variable such as "RINGPROF_MODE",
+// or null when it is not set. config_from_env() looks in the environment; the
+// Python package looks in start()'s keywords first.
+using SettingLookup = std::function<const char*(const char* name)>;
+void ops_config_from(OpsConfig& ops, const SettingLookup& lookup, std::vector<std::string>* warnings);
 
 struct Config;
 

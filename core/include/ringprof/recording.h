@@ -178,6 +178,12 @@ RINGPROF_HOT bool zone_begin(const SourceLocation* loc) noexcept {
 inline bool zone_begin(std::string_view runtime_name) noexcept {
   return internal::emit_inline(EventKind::ZoneBegin, runtime_name, 0);
 }
+// A zone named by a string with static storage duration and no call site:
+// for names that come from a registry (the Python package's interned names,
+// PyTorch's operator names). The drainer interns it by its address.
+RINGPROF_HOT bool zone_begin_static(const char* static_name) noexcept {
+  return internal::emit(EventKind::ZoneBegin, NameRef::StaticString, reinterpret_cast<uintptr_t>(static_name), 0);
+}
 RINGPROF_HOT void zone_end() noexcept { internal::emit(EventKind::ZoneEnd, NameRef::None, 0, 0); }
 
 // Ends the zone when it leaves scope; records nothing when recording was off

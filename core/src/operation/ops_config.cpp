@@ -123,8 +123,12 @@ bool parse_duty_cycle(std::string_view text, DutyCycle* out, std::string* error)
 }
 
 void ops_config_from_env(OpsConfig& ops, std::vector<std::string>* warnings) {
-  auto get = [](const char* name) -> const char* {
-    const char* v = std::getenv(name);
+  ops_config_from(ops, [](const char* name) -> const char* { return std::getenv(name); }, warnings);
+}
+
+void ops_config_from(OpsConfig& ops, const SettingLookup& lookup, std::vector<std::string>* warnings) {
+  auto get = [&](const char* name) -> const char* {
+    const char* v = lookup(name);
     return (v && *v) ? v : nullptr;
   };
   auto warn = [&](const char* name, const char* value, const std::string& expected) {

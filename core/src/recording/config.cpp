@@ -38,10 +38,11 @@ bool parse_byte_size(const std::string& text, uint64_t* out) {
 namespace {
 
 struct EnvReader {
+  const SettingLookup& lookup;
   std::vector<std::string>* warnings;
 
   const char* get(const char* name) const {
-    const char* v = std::getenv(name);
+    const char* v = lookup(name);
     return (v && *v) ? v : nullptr;
   }
   void warn(const char* name, const char* value, const char* expected) const {
@@ -90,9 +91,13 @@ struct EnvReader {
 
 }  // namespace
 
-Config config_from_env(std::vector<std::string>* warnings) {
+static const char* setting_from_env(const char* name) { return std::getenv(name); }
+
+Config config_from_env(std::vector<std::string>* warnings) { return config_from(setting_from_env, warnings); }
+
+Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnings) {
   Config c;
-  EnvReader env{warnings};
+  EnvReader env{lookup, warnings};
   if (const char* d = env.get("RINGPROF_DIR")) c.dir = d;
   env.bytes("RINGPROF_MAX_BYTES", &c.max_bytes, 64ull << 10, ~0ull);
   env.bytes("RINGPROF_FILE_BYTES", &c.file_bytes, 16ull << 10, ~0ull);
@@ -136,7 +141,7 @@ Config config_from_env(std::vector<std::string>* warnings) {
     else if (v == "timer") c.sampler = SamplerChoice::Timer;
     else env.warn("RINGPROF_SAMPLER", s, "auto, perf or timer");
   }
-  ops_config_from_env(c.ops, warnings);  // RINGPROF_MODE, _SCHEDULE, _DUTY_CYCLE, _FORK, ... (ops_config.cpp)
+  ops_config_from(c.ops, lookup, warnings);  // RINGPROF_MODE, _SCHEDULE, _DUTY_CYCLE, _FORK, ... (ops_config.cpp)
   return c;
 }
 

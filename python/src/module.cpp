@@ -1,0 +1,130 @@
+// module.cpp — the `_ringprof` extension: the recording API for Python.
+// The pure-Python package (python/ringprof/__init__.py) is the public face;
+// this module holds what must be native. Calls that wait (start, stop, flush,
+// next_window) release the GIL, so other Python threads run meanwhile.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "py_names.h"
+#include "py_record.h"
+#include "py_settings.h"
+#include "py_windows.h"
+#include "ringprof/ringprof.h"
+
+namespace py = pybind11;
+using namespace ringprof;
+
+namespace {
+
+// Warnings go to stderr as the C++ API's do: the application carries on.
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "%s\n", w.c_str());
+}
+
+bool py_start(const std::map<std::string, std::string>& settings) {
+  std::vector<std::string> warnings;
+  const Config config = python::config_from_settings(settings, &warnings);
+  print_warnings(warnings);
+  py::gil_scoped_release release;
+  return start(config);
+}
+
+// Names given from Python must outlive the process's recording: interned.
+const char* static_name(const std::string& name) {
+  const char* s = python::intern_name(name);
+  return s ? s : "flow";
+}
+
+py::dict stats_dict() {
+  const RecorderStats s = recorder_stats();
+  py::dict d;
+  d["events_written"] = s.events_written;
+  d["dropped_ring"] = s.dropped_ring;
+  d["dropped_io"] = s.dropped_io;
+  d["batches"] = s.batches;
+  d["threads_seen"] = s.threads_seen;
+  d["samples_taken"] = s.samples_taken;
+  d["samples_written"] = s.samples_written;
+  d["samples_lost"] = s.samples_lost;
+  d["drainer_cpu_ns"] = s.drainer_cpu_ns;
+  d["writer_cpu_ns"] = s.writer_cpu_ns;
+  py::list drops;
+  for (const auto& t : s.thread_drops) {
+    py::dict td;
+    td["tid"] = t.tid;
+    td["name"] = t.name;
+    td["dropped_ring"] = t.dropped_ring;
+    td["dropped_io"] = t.dropped_io;
+    drops.append(td);
+  }
+  d["thread_drops"] = drops;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ringprof, m) {
+  m.doc() = "ringprof's native recording API; import ringprof instead.";
+  if (!python::add_record_api(m.ptr())) throw py::error_already_set();
+
+  m.def("_start", &py_start, py::arg("settings"));
+  m.def("stop", [] {
+    py::gil_scoped_release release;
+    stop();
+  }, "Drains every ring, writes and seals the files, stops the drainer.");
+  m.def("flush", [] {
+    py::gil_scoped_release release;
+    flush();
+  }, "Writes everything recorded so far and makes it visible.");
+  m.def("is_recording", &is_recording);
+  m.def("set_thread_name", [](const std::string& name) { python::set_user_thread_name(name); },
+        "Names the calling thread in the trace (threads are named after their Python name by default).");
+  m.def("_set_mode", [](const std::string& text) {
+    Mode mode;
+    if (!parse_mode(text, &mode)) throw py::value_error("mode must be always_on, detailed or off, not " + text);
+    set_mode(mode);
+  });
+  m.def("mode", [] { return std::string(mode_name(mode())); }, "The effective level: off, always_on or detailed.");
+  m.def("_set_schedule", [](const std::string& text) {
+    Schedule s;
+    std::string why;
+    if (!text.empty() && !parse_schedule(text, &s, &why)) throw py::value_error("schedule " + text + ": " + why);
+    set_schedule(s);
+  });
+  m.def("_set_duty_cycle", [](const std::string& text) {
+    DutyCycle d;
+    std::string why;
+    if (!text.empty() && !parse_duty_cycle(text, &d, &why)) throw py::value_error("duty cycle " + text + ": " + why);
+    set_duty_cycle(d);
+  });
+  m.def("request_window", &request_window, py::arg("steps") = 0, py::arg("duration_ns") = 0,
+        "Asks for an on-demand detailed window; returns its id (0 when not recording).");
+  m.def("flow_begin", [](uint64_t id, const std::optional<std::string>& name) {
+    flow_begin(id, name ? static_name(*name) : nullptr);
+  }, py::arg("id"), py::arg("name") = py::none());
+  m.def("flow_step", [](uint64_t id) { flow_step(id); }, py::arg("id"));
+  m.def("flow_end", [](uint64_t id) { flow_end(id); }, py::arg("id"));
+  m.def("mark", [](const std::string& name, uint64_t value) { mark(static_name(name), value); },
+        py::arg("name"), py::arg("value") = 0);
+  m.def("recorder_stats", &stats_dict, "The recorder's counters for this session (see RecorderStats).");
+
+  m.def("_windows_listen", &python::windows_listen);
+  m.def("_next_window", [](double timeout_s) -> std::optional<uint64_t> {
+    uint64_t id = 0;
+    bool got;
+    {
+      py::gil_scoped_release release;
+      got = python::next_window(timeout_s, &id);
+    }
+    if (!got) return std::nullopt;
+    return id;
+  });
+  m.def("_windows_close", &python::windows_close);
+  m.def("_windows_reopen", &python::windows_reopen);
+  m.def("_windows_after_fork_child", &python::windows_after_fork_child);
+}

@@ -1,0 +1,352 @@
+// py_record.cpp — zone(), instant(), counter() and step() for Python (py_record.h).
+//
+//   with ringprof.zone("load"): ...        a Zone object, entered and exited
+//   @ringprof.zone("train_step")           a ZonedFunction wrapping the function
+//   @ringprof.zone                         the same, named by __qualname__
+//
+// A Zone remembers whether each of its entries was recorded (a bit per
+// nesting level), so a zone is ended only after a begin that was recorded,
+// even when one Zone object is entered again inside itself.
+#include "py_record.h"
+
+#include <structmember.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "py_names.h"
+#include "ringprof/ringprof.h"
+
+namespace ringprof::python {
+namespace {
+
+// ---- where a call came from ----
+
+// The location for `name` (may be null) at the Python code that called us:
+// C functions get no frame of their own, so the current frame is the caller's.
+const SourceLocation* caller_site(PyObject* name) {
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  if (!frame) return nullptr;
+  PyCodeObject* code = PyFrame_GetCode(frame);
+#if PY_VERSION_HEX >= 0x030B0000
+  const int lasti = PyFrame_GetLasti(frame);
+#else
+  const int lasti = frame->f_lasti;
+#endif
+  const SourceLocation* loc = site_for(code, lasti, name);
+  Py_DECREF(code);
+  return loc;
+}
+
+// ---- Zone: the context manager ----
+
+struct ZoneObject {
+  PyObject_HEAD
+  const SourceLocation* loc;  // null: past the site cap, record `name` inline
+  PyObject* name;             // the name given (null: unnamed), kept for decorating
+  uint64_t recorded;          // bit d: the entry at nesting depth d was recorded
+  uint32_t depth;
+};
+
+PyTypeObject* g_zone_type = nullptr;
+PyTypeObject* g_zoned_function_type = nullptr;
+
+bool begin_zone(const SourceLocation* loc, PyObject* name) {
+  name_thread_once();
+  if (loc) return zone_begin(loc);
+  if (!name) return zone_begin(std::string_view("<python>"));
+  const std::string_view text = utf8(name);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return zone_begin(text);
+}
+
+PyObject* zone_enter(PyObject* self_obj, PyObject*) {
+  auto* self = reinterpret_cast<ZoneObject*>(self_obj);
+  const bool on = begin_zone(self->loc, self->name);
+  if (self->depth < 64) {
+    if (on) self->recorded |= (1ull << self->depth);
+    else self->recorded &= ~(1ull << self->depth);
+  } else if (on) {
+    zone_end();  // deeper than the bit stack tracks: keep the thread's zones balanced
+  }
+  ++self->depth;
+  Py_INCREF(self_obj);
+  return self_obj;
+}
+
+PyObject* zone_exit(PyObject* self_obj, PyObject* const*, Py_ssize_t) {
+  auto* self = reinterpret_cast<ZoneObject*>(self_obj);
+  if (self->depth > 0) {
+    --self->depth;
+    if (self->depth < 64 && (self->recorded >> self->depth & 1)) zone_end();
+  }
+  Py_RETURN_FALSE;  // never swallows the exception
+}
+
+PyObject* decorate(PyObject* func, PyObject* name);
+
+// zone("name") used as a decorator: @ringprof.zone("name").
+PyObject* zone_call(PyObject* self_obj, PyObject* args, PyObject* kwargs) {
+  auto* self = reinterpret_cast<ZoneObject*>(self_obj);
+  PyObject* func = nullptr;
+  if ((kwargs && PyDict_Size(kwargs) > 0) || !PyArg_UnpackTuple(args, "zone", 1, 1, &func)) {
+    PyErr_SetString(PyExc_TypeError, "ringprof.zone(...) decorates one function: @ringprof.zone(\"name\")");
+    return nullptr;
+  }
+  return decorate(func, self->name);
+}
+
+void zone_dealloc(PyObject* self_obj) {
+  auto* self = reinterpret_cast<ZoneObject*>(self_obj);
+  Py_XDECREF(self->name);
+  PyTypeObject* type = Py_TYPE(self_obj);
+  type->tp_free(self_obj);
+  Py_DECREF(type);  // instances of heap types hold their type
+}
+
+PyMethodDef zone_methods[] = {
+    {"__enter__", zone_enter, METH_NOARGS, "Begins the zone."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(zone_exit)), METH_FASTCALL,
+     "Ends the zone (exceptions pass through)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyObject* new_zone(const SourceLocation* loc, PyObject* name) {
+  auto* z = PyObject_New(ZoneObject, g_zone_type);
+  if (!z) return nullptr;
+  z->loc = loc;
+  z->name = name;
+  Py_XINCREF(name);
+  z->recorded = 0;
+  z->depth = 0;
+  return reinterpret_cast<PyObject*>(z);
+}
+
+// ---- ZonedFunction: the decorator's wrapper ----
+
+struct ZonedFunction {
+  PyObject_HEAD
+  PyObject* func;
+  const SourceLocation* loc;
+  PyObject* name;  // for the inline fallback past the site cap
+  vectorcallfunc vectorcall;
+  PyObject* dict;  // functools.update_wrapper's attributes
+};
+
+PyObject* zoned_vectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* self = reinterpret_cast<ZonedFunction*>(self_obj);
+  const bool on = begin_zone(self->loc, self->name);
+  PyObject* result = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+  if (on) zone_end();
+  return result;
+}
+
+// Methods: bound like a plain function, so `self` reaches the wrapped one.
+PyObject* zoned_descr_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (!obj || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+int zoned_traverse(PyObject* self_obj, visitproc visit, void* arg) {
+  auto* self = reinterpret_cast<ZonedFunction*>(self_obj);
+  Py_VISIT(self->func);
+  Py_VISIT(self->dict);
+  return 0;
+}
+
+int zoned_clear(PyObject* self_obj) {
+  auto* self = reinterpret_cast<ZonedFunction*>(self_obj);
+  Py_CLEAR(self->func);
+  Py_CLEAR(self->dict);
+  Py_CLEAR(self->name);
+  return 0;
+}
+
+void zoned_dealloc(PyObject* self_obj) {
+  PyObject_GC_UnTrack(self_obj);
+  zoned_clear(self_obj);
+  PyTypeObject* type = Py_TYPE(self_obj);
+  type->tp_free(self_obj);
+  Py_DECREF(type);
+}
+
+PyGetSetDef zoned_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+bool is_generator_or_coroutine(PyObject* func) {
+  PyObject* code = PyObject_GetAttrString(func, "__code__");
+  if (!code) {
+    PyErr_Clear();
+    return false;
+  }
+  bool out = false;
+  if (PyCode_Check(code)) {
+    const int flags = reinterpret_cast<PyCodeObject*>(code)->co_flags;
+    out = flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE);
+  }
+  Py_DECREF(code);
+  return out;
+}
+
+PyObject* decorate(PyObject* func, PyObject* name) {
+  if (!PyCallable_Check(func)) {
+    PyErr_SetString(PyExc_TypeError, "ringprof.zone decorates a function; use `with ringprof.zone(\"name\"):` otherwise");
+    return nullptr;
+  }
+  // A zone must close on the thread and at the depth it opened; a generator's
+  // or coroutine's frames interleave with others on the same thread.
+  if (is_generator_or_coroutine(func)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "ringprof.zone cannot decorate a generator or coroutine function (its runs interleave with other "
+                    "code on the thread); use `with ringprof.zone(...)` around its synchronous parts");
+    return nullptr;
+  }
+  const SourceLocation* loc = site_for_function(func, name);
+  if (PyErr_Occurred()) return nullptr;
+  auto* w = PyObject_GC_New(ZonedFunction, g_zoned_function_type);
+  if (!w) return nullptr;
+  Py_INCREF(func);
+  w->func = func;
+  w->loc = loc;
+  w->name = name;
+  Py_XINCREF(name);
+  w->vectorcall = zoned_vectorcall;
+  w->dict = nullptr;
+  PyObject_GC_Track(reinterpret_cast<PyObject*>(w));
+  PyObject* self = reinterpret_cast<PyObject*>(w);
+  PyObject* functools = PyImport_ImportModule("functools");
+  PyObject* done = functools ? PyObject_CallMethod(functools, "update_wrapper", "OO", self, func) : nullptr;
+  Py_XDECREF(functools);
+  if (!done) {
+    Py_DECREF(self);
+    return nullptr;
+  }
+  Py_DECREF(done);
+  return self;
+}
+
+// ---- module functions ----
+
+// zone(), zone("name"), zone(func): see the file comment.
+PyObject* py_zone(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs == 0) return new_zone(caller_site(nullptr), nullptr);
+  if (nargs == 1) {
+    PyObject* a = args[0];
+    if (PyUnicode_Check(a)) {
+      const SourceLocation* loc = caller_site(a);
+      if (!loc && PyErr_Occurred()) return nullptr;  // a name that is not valid text
+      return new_zone(loc, a);
+    }
+    if (PyCallable_Check(a)) return decorate(a, nullptr);
+  }
+  PyErr_SetString(PyExc_TypeError, "ringprof.zone takes a name (str), a function to decorate, or nothing");
+  return nullptr;
+}
+
+PyObject* py_instant(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "ringprof.instant takes a name (str)");
+    return nullptr;
+  }
+  if (!is_recording()) Py_RETURN_NONE;
+  name_thread_once();
+  if (const SourceLocation* loc = caller_site(args[0])) {
+    instant(loc);
+  } else {
+    if (PyErr_Occurred()) return nullptr;
+    instant(utf8(args[0]));
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* py_counter(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "ringprof.counter takes a name (str) and a number");
+    return nullptr;
+  }
+  const double value = PyFloat_AsDouble(args[1]);
+  if (value == -1.0 && PyErr_Occurred()) return nullptr;
+  if (!is_recording()) Py_RETURN_NONE;
+  name_thread_once();
+  const std::string_view text = utf8(args[0]);
+  if (PyErr_Occurred()) return nullptr;
+  if (const char* interned = intern_name(text))
+    counter(interned, value);
+  else
+    counter(text, value);
+  Py_RETURN_NONE;
+}
+
+// step() numbers steps process-wide and returns the number; step(n) records n.
+PyObject* py_step(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs == 0 || args[0] == Py_None) {
+    name_thread_once();
+    return PyLong_FromUnsignedLongLong(step());
+  }
+  if (nargs == 1) {
+    const unsigned long long n = PyLong_AsUnsignedLongLong(args[0]);
+    if (n == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+    name_thread_once();
+    step(static_cast<uint64_t>(n));
+    return PyLong_FromUnsignedLongLong(n);
+  }
+  PyErr_SetString(PyExc_TypeError, "ringprof.step takes an optional step number");
+  return nullptr;
+}
+
+#define RINGPROF_FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f))
+
+PyMethodDef record_functions[] = {
+    {"zone", RINGPROF_FASTCALL(py_zone), METH_FASTCALL,
+     "zone(name=None): a zone as a context manager or decorator; zone(func) decorates func."},
+    {"instant", RINGPROF_FASTCALL(py_instant), METH_FASTCALL, "instant(name): a point in time on this thread."},
+    {"counter", RINGPROF_FASTCALL(py_counter), METH_FASTCALL, "counter(name, value): a sample of a numeric track."},
+    {"step", RINGPROF_FASTCALL(py_step), METH_FASTCALL,
+     "step(number=None): an iteration boundary; returns the step's number."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyType_Slot zone_slots[] = {
+    {Py_tp_doc, const_cast<char*>("A zone: `with` it, or decorate a function with it.")},
+    {Py_tp_methods, zone_methods},
+    {Py_tp_call, reinterpret_cast<void*>(zone_call)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(zone_dealloc)},
+    {0, nullptr}};
+PyType_Spec zone_spec = {"ringprof.Zone", sizeof(ZoneObject), 0, Py_TPFLAGS_DEFAULT, zone_slots};
+
+PyMemberDef zoned_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ZonedFunction, vectorcall), READONLY, nullptr},
+    {"__dictoffset__", T_PYSSIZET, offsetof(ZonedFunction, dict), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyType_Slot zoned_slots[] = {
+    {Py_tp_doc, const_cast<char*>("A function whose every call is a ringprof zone.")},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_descr_get, reinterpret_cast<void*>(zoned_descr_get)},
+    {Py_tp_traverse, reinterpret_cast<void*>(zoned_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(zoned_clear)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(zoned_dealloc)},
+    {Py_tp_getset, zoned_getset},
+    {Py_tp_members, zoned_members},
+    {0, nullptr}};
+PyType_Spec zoned_spec = {"ringprof.ZonedFunction", sizeof(ZonedFunction), 0,
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL, zoned_slots};
+
+}  // namespace
+
+bool add_record_api(PyObject* module) {
+  g_zone_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&zone_spec));
+  g_zoned_function_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&zoned_spec));
+  if (!g_zone_type || !g_zoned_function_type) return false;
+  if (PyModule_AddObjectRef(module, "Zone", reinterpret_cast<PyObject*>(g_zone_type)) < 0) return false;
+  if (PyModule_AddObjectRef(module, "ZonedFunction", reinterpret_cast<PyObject*>(g_zoned_function_type)) < 0)
+    return false;
+  return PyModule_AddFunctions(module, record_functions) == 0;
+}
+
+}  // namespace ringprof::python
