@@ -178,6 +178,26 @@ def _after_fork_child():
     _ringprof._windows_after_fork_child()
     if _callbacks and not _callbacks_closed:
         _ensure_callback_thread()
+    # RINGPROF_FORK=record: the child records into its own files. A
+    # multiprocessing worker (a DataLoader's, a Pool's) ends with os._exit(),
+    # which skips exit handlers, so its recording is stopped by multiprocessing's
+    # last finalizer instead. Its bootstrap clears the finalizers inherited
+    # from the parent, then runs the after-fork hooks: the finalizer is made there.
+    if is_recording() and "multiprocessing" in _sys.modules:
+        import multiprocessing.util
+        multiprocessing.util.register_after_fork(_fork_token, _stop_at_worker_exit)
+
+
+class _ForkToken:
+    """Keeps the after-fork registration alive (multiprocessing holds it weakly)."""
+
+
+_fork_token = _ForkToken()
+
+
+def _stop_at_worker_exit(_token):
+    import multiprocessing.util
+    multiprocessing.util.Finalize(None, _ringprof.stop, exitpriority=-100)
 
 
 _atexit.register(_at_exit)

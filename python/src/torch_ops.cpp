@@ -46,10 +46,11 @@ struct ThreadOps {
 thread_local ThreadOps t_ops;
 
 // The flow id linking forward operator `seq` of PyTorch's logical thread
-// `thread` to its backward operator: the top bit keeps these ids apart from
-// the application's own flow ids.
+// `thread` to its backward operator. Kept below 2^53, so the Chrome trace's
+// JSON numbers stay exact in a browser; bit 52 keeps these ids apart from
+// the small ids applications usually give their own flows.
 uint64_t flow_id(uint64_t thread, int64_t seq) {
-  return (1ull << 63) | ((thread & 0xffffull) << 47) | (static_cast<uint64_t>(seq) & ((1ull << 47) - 1));
+  return (1ull << 52) | ((thread & 0xffull) << 44) | (static_cast<uint64_t>(seq) & ((1ull << 44) - 1));
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {

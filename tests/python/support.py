@@ -1,0 +1,62 @@
+"""What the Python tests share: the CLI, fresh directories, child interpreters.
+
+The tests read recordings back through the `ringprof` CLI (RINGPROF_CLI, set
+by ctest) and parse its CSV and Chrome JSON with the standard library.
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+CLI = os.environ.get("RINGPROF_CLI", "ringprof")
+
+
+def fresh_dir(test):
+    d = tempfile.mkdtemp(prefix="ringprof-py-")
+    test.addCleanup(lambda: subprocess.run(["rm", "-rf", d]))
+    return os.path.join(d, "rec")
+
+
+def cli(*args):
+    r = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise AssertionError("ringprof %s failed (%d): %s" % (" ".join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
+def table(path, *args):
+    """Zone rows by name, from `ringprof table --format csv`."""
+    rows = csv.DictReader(cli("table", "--format", "csv", *args, path).splitlines())
+    return {r["name"]: r for r in rows}
+
+
+def calls(path, *args):
+    return {name: int(r["calls"]) for name, r in table(path, *args).items()}
+
+
+def chrome(path, *args):
+    out = os.path.join(os.path.dirname(path), "trace.json")
+    cli("convert", *args, path, "-o", out)
+    with open(out) as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def run_python(code, env=None, timeout=120):
+    """Runs `code` in a child interpreter that imports the package as the tests do."""
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=timeout)
+
+
+def wait_for(predicate, timeout=30.0, what="a condition"):
+    """Polls `predicate` until it holds or `timeout` passes (never a bare sleep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.01)
+    raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
