@@ -58,3 +58,270 @@ _ringprof._start_listeners.append(_on_start)
 _ringprof._stop_listeners.append(_on_stop)
 if _ringprof.is_recording():  # RINGPROF_AUTOSTART, or started before this import
     _on_start()
+
+
+# ---- a drop-in for torch.profiler.profile ----
+
+import queue as _queue
+import warnings as _warnings
+
+_ACTIVITY_NAMES = ("CPU", "CUDA")
+
+
+def _schedule_params(schedule):
+    """The numbers inside a torch.profiler.schedule(...) function, or None.
+
+    torch's schedule() returns a closure over skip_first, wait, warmup, active
+    and repeat; reading them lets ringprof's own scheduler (which counts steps
+    the same way) run the windows, with no Python call per step.
+    """
+    code = getattr(schedule, "__code__", None)
+    closure = getattr(schedule, "__closure__", None)
+    if code is None or not closure:
+        return None
+    try:
+        values = dict(zip(code.co_freevars, (c.cell_contents for c in closure)))
+    except ValueError:
+        return None
+    if not {"wait", "warmup", "active"} <= values.keys():
+        return None
+    return {k: int(values.get(k, 0)) for k in ("skip_first", "wait", "warmup", "active", "repeat")}
+
+
+def _warn_once(what):
+    print("ringprof: warning: ringprof.torch.profile: %s" % what, file=_sys.stderr)
+
+
+class _Row:
+    """One operator's totals, under the attribute names torch's FunctionEventAvg uses."""
+
+    def __init__(self, row):
+        self.key = row["name"]
+        self.count = row["calls"]
+        ns = 1000.0
+        self.cpu_time_total = row["total_ns"] / ns          # microseconds, as torch reports them
+        self.self_cpu_time_total = row["self_ns"] / ns
+        self.cpu_time = self.cpu_time_total / self.count if self.count else 0.0
+        self.cuda_time_total = row["gpu_total_ns"] / ns
+        self.self_cuda_time_total = row["gpu_self_ns"] / ns
+        self.cuda_time = self.cuda_time_total / self.count if self.count else 0.0
+        self.cpu_memory_usage = row["mem"]
+        self.self_cpu_memory_usage = row["self_mem"]
+
+    def __repr__(self):
+        return "<%s count=%d cpu_time_total=%.3fus>" % (self.key, self.count, self.cpu_time_total)
+
+
+_SORT_KEYS = {
+    "cpu_time_total": "cpu_time_total", "self_cpu_time_total": "self_cpu_time_total", "cpu_time": "cpu_time",
+    "cuda_time_total": "cuda_time_total", "self_cuda_time_total": "self_cuda_time_total", "cuda_time": "cuda_time",
+    "device_time_total": "cuda_time_total", "self_device_time_total": "self_cuda_time_total",
+    "count": "count", "cpu_memory_usage": "cpu_memory_usage", "self_cpu_memory_usage": "self_cpu_memory_usage",
+}
+
+
+class KeyAverages(list):
+    """The operator table of one window: a list of rows (key, count, cpu_time_total, ...)
+    with table() printing it as torch.profiler's key_averages().table() does."""
+
+    def __init__(self, result):
+        super().__init__(_Row(r) for r in result["rows"])
+        self._sum_self = result["sum_self_ns"] / 1000.0
+        self._sum_gpu = result["sum_gpu_ns"] / 1000.0
+        self._has_gpu = result["has_gpu"]
+
+    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, **unused):
+        rows = list(self)
+        if sort_by is not None:
+            attr = _SORT_KEYS.get(sort_by)
+            if attr is None:
+                _warn_once("sort_by=%r is not a column ringprof has; sorted by cpu_time_total" % (sort_by,))
+                attr = "cpu_time_total"
+            rows.sort(key=lambda r: (-getattr(r, attr), r.key))
+        if row_limit is not None and row_limit >= 0:
+            rows = rows[:row_limit]
+        width = max([len("Name")] + [min(len(r.key), max_name_column_width) for r in rows])
+        cols = [("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12), ("CPU total", 12),
+                ("CPU time avg", 12)]
+        if self._has_gpu:
+            cols += [("Self CUDA", 12), ("Self CUDA %", 12), ("CUDA total", 12), ("CUDA time avg", 13)]
+        cols += [("# of Calls", 12)]
+        line = "-" * (width + 2 + sum(w + 2 for _, w in cols))
+        out = [line, "  ".join(["Name".rjust(width)] + [c.rjust(w) for c, w in cols]), line]
+        pct = lambda part, whole: "%.2f%%" % (100.0 * part / whole if whole else 0.0)
+        for r in rows:
+            name = r.key if len(r.key) <= width else r.key[:width - 3] + "..."
+            cells = [pct(r.self_cpu_time_total, self._sum_self), _us(r.self_cpu_time_total),
+                     pct(r.cpu_time_total, self._sum_self), _us(r.cpu_time_total), _us(r.cpu_time)]
+            if self._has_gpu:
+                cells += [_us(r.self_cuda_time_total), pct(r.self_cuda_time_total, self._sum_gpu),
+                          _us(r.cuda_time_total), _us(r.cuda_time)]
+            cells.append(str(r.count))
+            out.append("  ".join([name.rjust(width)] + [c.rjust(w) for c, (_, w) in zip(cells, cols)]))
+        out.append(line)
+        out.append("Self CPU time total: %s" % _us(self._sum_self))
+        if self._has_gpu:
+            out.append("Self CUDA time total: %s" % _us(self._sum_gpu))
+        return "\n".join(out) + "\n"
+
+
+def _us(value):
+    if value >= 1e6:
+        return "%.3fs" % (value / 1e6)
+    if value >= 1e3:
+        return "%.3fms" % (value / 1e3)
+    return "%.3fus" % value
+
+
+class profile:
+    """torch.profiler.profile, recorded by ringprof into its rolling files.
+
+        with ringprof.torch.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=2),
+                                    on_trace_ready=lambda p: p.export_chrome_trace("trace.json")) as p:
+            for batch in loader:
+                train(batch)
+                p.step()
+
+    Operators are recorded as zones at every step (ringprof's always-on
+    level); the schedule's active steps are ringprof windows, and at the end
+    of each, on_trace_ready(p) runs in the step() call, as torch runs it, with
+    export_chrome_trace() and key_averages() covering that window. Without a
+    schedule the whole `with` block is one window. When ringprof is not
+    recording yet, the profile starts it (keywords: dir=..., any start()
+    setting) and stops it at the end.
+    """
+
+    def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
+                 profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
+                 experimental_config=None, use_cuda=None, **settings):
+        self._settings = settings
+        self._on_trace_ready = on_trace_ready
+        self._schedule = schedule
+        self._params = None
+        if schedule is not None:
+            self._params = _schedule_params(schedule)
+            if self._params is None:
+                _warn_once("cannot read this schedule (not made by torch.profiler.schedule); "
+                           "every step is recorded as one window")
+        for name, value, why in (
+                ("record_shapes", record_shapes, "input shapes are not recorded yet"),
+                ("profile_memory", profile_memory, "memory comes from libringprof_malloc.so (docs/memory.md)"),
+                ("with_stack", with_stack, "ringprof samples stacks instead (RINGPROF_SAMPLE_HZ)"),
+                ("with_flops", with_flops, "FLOPs are not estimated"),
+                ("with_modules", with_modules, "module hierarchy is not recorded"),
+                ("experimental_config", experimental_config, "not used")):
+            if value:
+                _warn_once("%s ignored: %s" % (name, why))
+        if activities is not None:
+            for a in activities:
+                if getattr(a, "name", str(a)) not in _ACTIVITY_NAMES:
+                    _warn_once("activity %s ignored" % (a,))
+        self.step_num = 0
+        self._own_session = False
+        self._dir = None
+        self._window = None
+        self._windows = _queue.Queue()
+        self._callback = None
+        self._open = False
+
+    # -- torch.profiler.profile's interface --
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self):
+        if not _ringprof.is_recording():
+            self._own_session = _ringprof.start(**self._settings)
+        elif self._settings:
+            _warn_once("ringprof is already recording; settings %s ignored" % sorted(self._settings))
+        self._dir = _recording_dir(self._settings)
+        if _ext._level() == 0:
+            set_ops_level("always_on")
+        self._callback = _ringprof.on_window_complete(self._windows.put)
+        if self._params is not None:
+            _ringprof.set_schedule(**self._params)
+        else:
+            _ringprof.set_schedule(active=2 ** 32 - 1, repeat=1)
+        self.step_num = 0
+        self._open = True
+        _ringprof.step()  # opens step 0 of the schedule, as torch's profiler does at start
+
+    def step(self):
+        _ringprof.step()
+        self.step_num += 1
+        if self._params is not None and self._action(self.step_num - 1) == "save":
+            self._deliver()
+
+    def stop(self):
+        if not self._open:
+            return
+        self._open = False
+        window_open = self._params is None or self._action(self.step_num) in ("record", "save")
+        _ringprof.set_schedule()  # removes it, closing the window still open
+        if window_open:
+            self._deliver()
+        _ringprof.remove_window_callback(self._callback)
+        if self._own_session:
+            _ringprof.stop()
+
+    def export_chrome_trace(self, path):
+        """Writes the last completed window as a Chrome trace (gzipped when path ends in .gz)."""
+        from . import _ringprof_tools
+        result = _ringprof_tools.chrome_trace([self._dir], str(path), self._window_id())
+        for line in result["problems"]:
+            print(line, file=_sys.stderr)
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
+        """The operator table of the last completed window."""
+        from . import _ringprof_tools
+        if group_by_input_shape or group_by_stack_n:
+            _warn_once("key_averages() groups by operator name only")
+        return KeyAverages(_ringprof_tools.table([self._dir], self._window_id()))
+
+    @property
+    def window_id(self):
+        """The ringprof window id of the last completed window (for `ringprof ... --window-id`)."""
+        return self._window
+
+    # -- internals --
+
+    def _window_id(self):
+        if self._window is None:
+            raise RuntimeError("ringprof.torch.profile: no window has completed yet")
+        return self._window
+
+    def _action(self, step):
+        """What the schedule does at `step`: "none", "warmup", "record" or "save"."""
+        p = self._params
+        if step < p["skip_first"]:
+            return "none"
+        step -= p["skip_first"]
+        cycle = p["wait"] + p["warmup"] + p["active"]
+        if p["repeat"] > 0 and step // cycle >= p["repeat"]:
+            return "none"
+        pos = step % cycle
+        if pos < p["wait"]:
+            return "none"
+        if pos < p["wait"] + p["warmup"]:
+            return "warmup"
+        return "save" if pos == cycle - 1 else "record"
+
+    def _deliver(self):
+        _ringprof.flush()  # the window's events into the files; its callback follows
+        try:
+            self._window = self._windows.get(timeout=30)
+        except _queue.Empty:
+            _warn_once("a window did not complete within 30 s; on_trace_ready skipped")
+            return
+        if self._on_trace_ready is not None:
+            self._on_trace_ready(self)
+
+
+def _recording_dir(settings):
+    d = settings.get("dir") or _os.environ.get("RINGPROF_DIR") or "ringprof"
+    return _os.path.abspath(d)

@@ -6,6 +6,7 @@ by ctest) and parse its CSV and Chrome JSON with the standard library.
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,11 @@ def table(path, *args):
 
 def calls(path, *args):
     return {name: int(r["calls"]) for name, r in table(path, *args).items()}
+
+
+def window_ids(path):
+    """The ids of the windows `ringprof info` lists, in order."""
+    return [int(m) for m in re.findall(r"window (\d+) begins", cli("info", path))]
 
 
 def chrome(path, *args):

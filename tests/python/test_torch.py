@@ -1,6 +1,9 @@
 """ringprof.torch: PyTorch operators as zones, checked against torch.profiler
 on the same training loop (CPU, Debian's python3-torch)."""
 import collections
+import contextlib
+import io
+import json
 import textwrap
 import unittest
 
@@ -103,7 +106,9 @@ class TorchOpsTest(unittest.TestCase):
         ringprof.torch.set_ops_level("detailed")
         d = self.record(loop, schedule="wait=2,active=3,repeat=1")
         self.assertEqual(support.calls(d)["aten::addmm"], 2 * 3)
-        self.assertEqual(support.calls(d, "--window-id", "1")["aten::addmm"], 2 * 3)
+        # Window ids are unique in the process, which ran earlier tests' windows.
+        (window,) = support.window_ids(d)
+        self.assertEqual(support.calls(d, "--window-id", str(window))["aten::addmm"], 2 * 3)
 
     def test_off_records_no_operators(self):
         loop = make_loop()
@@ -136,3 +141,87 @@ class TorchOpsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DropInProfileTest(unittest.TestCase):
+    """ringprof.torch.profile used where torch.profiler.profile was."""
+
+    def tearDown(self):
+        if ringprof.is_recording():
+            ringprof.stop()
+
+    def run_profile(self, steps, **kwargs):
+        d = support.fresh_dir(self)
+        loop = make_loop()
+        loop(2)
+        traces = []
+
+        def ready(p):
+            out = "%s-window-%d.json" % (d, p.window_id)
+            p.export_chrome_trace(out)
+            with open(out) as f:
+                trace = json.load(f)
+            traces.append((p.step_num, p.window_id, {r.key: r.count for r in p.key_averages()}, trace))
+
+        with ringprof.torch.profile(activities=[torch.profiler.ProfilerActivity.CPU], on_trace_ready=ready,
+                                    dir=d, sample_hz=0, **kwargs) as p:
+            for _ in range(steps):
+                loop(1)
+                p.step()
+        self.assertFalse(ringprof.is_recording())  # it started recording, so it stopped it
+        return d, traces
+
+    def test_schedule_records_exactly_the_active_steps(self):
+        d, traces = self.run_profile(6, schedule=torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1))
+        self.assertEqual(len(traces), 1)  # once per cycle, in the step() that ended it
+        step_num, window, counts, trace = traces[0]
+        self.assertEqual(step_num, 4)
+        self.assertEqual(support.window_ids(d), [window])
+        # Operators are recorded at every step (always on); the window's table
+        # holds exactly its two active steps: a third of the six steps' counts.
+        everything = support.calls(d)
+        self.assertEqual(set(counts), set(everything))
+        for name, n in everything.items():
+            self.assertEqual(3 * counts[name], n, name)
+        self.assertEqual(counts["aten::addmm"], 2 * 2)
+        zones = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+        self.assertEqual(sum(1 for e in zones if e["name"] == "aten::addmm"), 4)
+
+    def test_each_cycle_fires_once(self):
+        d, traces = self.run_profile(7, schedule=torch.profiler.schedule(wait=1, warmup=0, active=1, repeat=3))
+        self.assertEqual([s for s, _, _, _ in traces], [2, 4, 6])
+        self.assertEqual([w for _, w, _, _ in traces], support.window_ids(d))
+        for _, _, counts, _ in traces:
+            self.assertEqual(counts["aten::addmm"], 2)
+
+    def test_without_a_schedule_the_whole_block_is_one_window(self):
+        d, traces = self.run_profile(3)
+        self.assertEqual(len(traces), 1)
+        self.assertEqual(traces[0][2], support.calls(d))
+        self.assertEqual(traces[0][2]["aten::addmm"], 2 * 3)
+
+    def test_arguments_it_cannot_honour_warn_in_one_line_each(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.run_profile(1, record_shapes=True, with_flops=True, schedule=lambda step: None)
+        lines = err.getvalue().splitlines()
+        self.assertEqual(sum("record_shapes ignored" in l for l in lines), 1)
+        self.assertEqual(sum("with_flops ignored" in l for l in lines), 1)
+        self.assertEqual(sum("cannot read this schedule" in l for l in lines), 1)
+
+    def test_table_looks_like_torchs(self):
+        _, traces = self.run_profile(2)
+        d = support.fresh_dir(self)
+        loop = make_loop()
+        with ringprof.torch.profile(dir=d, sample_hz=0) as p:
+            loop(2)
+        text = p.key_averages().table(sort_by="self_cpu_time_total", row_limit=5)
+        lines = text.splitlines()
+        self.assertIn("Self CPU %", lines[1])
+        self.assertIn("# of Calls", lines[1])
+        self.assertEqual(len(lines), 3 + 5 + 2)  # rule, header, rule, 5 rows, rule, total
+        self.assertTrue(lines[-1].startswith("Self CPU time total:"))
+        rows = sorted(p.key_averages(), key=lambda r: -r.self_cpu_time_total)[:5]
+        for line, row in zip(lines[3:8], rows):
+            self.assertTrue(line.strip().startswith(row.key[:50]))
+            self.assertTrue(line.strip().endswith(" " + str(row.count)))

@@ -1,0 +1,139 @@
+// tools_module.cpp — the `_ringprof_tools` extension: the analysis library the
+// CLI is a front for, bound for Python. ringprof.torch.profile's traces and
+// tables come from here (never from running the CLI). Every call reads the
+// files afresh, with the GIL released while it does.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ringprof/tools/chrome_trace.h"
+#include "ringprof/tools/op_table.h"
+#include "ringprof/tools/trace_reader.h"
+#include "ringprof/tools/trace_window.h"
+
+namespace py = pybind11;
+using namespace ringprof;
+
+namespace {
+
+// Problems the reader met (damaged files) are the caller's to see, one line
+// each, as the CLI prints them; nothing is thrown for them.
+std::vector<std::string> problem_lines(const TraceReader& reader) {
+  std::vector<std::string> out;
+  for (const Problem& p : reader.problems()) out.push_back(format_problem(p));
+  return out;
+}
+
+WindowSpec window_spec(std::optional<uint64_t> window_id) {
+  WindowSpec w;
+  w.window_id = window_id;
+  return w;
+}
+
+void check_window(TraceReader& reader, const WindowSpec& spec) {
+  if (spec.empty()) return;
+  std::string error;
+  if (!resolve_trace_window(reader, spec, &error)) throw py::value_error(error);
+}
+
+py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> window_id, const std::string& thread) {
+  TableResult result;
+  std::vector<std::string> problems;
+  {
+    py::gil_scoped_release release;
+    TraceReader reader(paths);
+    TableOptions options;
+    options.window = window_spec(window_id);
+    options.thread = thread;
+    {
+      py::gil_scoped_acquire acquire;  // a bad window id is a Python error
+      check_window(reader, options.window);
+    }
+    result = compute_table(reader, options);
+    problems = problem_lines(reader);
+  }
+  py::list rows;
+  for (const TableRow& r : result.rows) {
+    py::dict row;
+    row["name"] = r.name;
+    row["calls"] = r.calls;
+    row["total_ns"] = r.total_ns;
+    row["self_ns"] = r.self_ns;
+    row["min_ns"] = r.min_ns;
+    row["max_ns"] = r.max_ns;
+    row["gpu_self_ns"] = r.gpu_self_ns;
+    row["gpu_total_ns"] = r.gpu_total_ns;
+    row["self_mem"] = r.self_mem;
+    row["mem"] = r.mem;
+    rows.append(row);
+  }
+  py::dict d;
+  d["rows"] = rows;
+  d["sum_self_ns"] = result.sum_self_ns;
+  d["has_gpu"] = result.has_gpu;
+  d["sum_gpu_ns"] = result.sum_gpu_ns;
+  d["has_memory"] = result.has_memory;
+  d["problems"] = problems;
+  return d;
+}
+
+py::dict chrome_trace(const std::vector<std::string>& paths, const std::string& out,
+                      std::optional<uint64_t> window_id) {
+  ChromeTraceStats stats;
+  std::string error;
+  bool ok;
+  std::vector<std::string> problems;
+  {
+    py::gil_scoped_release release;
+    TraceReader reader(paths);
+    ChromeTraceOptions options;
+    options.window = window_spec(window_id);
+    {
+      py::gil_scoped_acquire acquire;
+      check_window(reader, options.window);
+    }
+    ok = write_chrome_trace_file(reader, options, out, &stats, &error);
+    problems = problem_lines(reader);
+  }
+  if (!ok) throw py::value_error(error);
+  py::dict d;
+  d["events_written"] = stats.events_written;
+  d["zones_written"] = stats.zones_written;
+  d["problems"] = problems;
+  return d;
+}
+
+py::list windows(const std::vector<std::string>& paths) {
+  std::vector<MarkedWindow> found;
+  {
+    py::gil_scoped_release release;
+    TraceReader reader(paths);
+    found = find_marked_windows(reader);
+  }
+  py::list out;
+  for (const MarkedWindow& w : found) {
+    py::dict d;
+    d["pid"] = w.pid;
+    d["id"] = w.id;
+    d["warmup_ns"] = w.warmup_ns;
+    d["begin_ns"] = w.begin_ns;
+    d["end_ns"] = w.end_ns;
+    d["triggered"] = w.triggered;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ringprof_tools, m) {
+  m.doc() = "ringprof's analysis library; use ringprof.torch.profile or ringprof.open instead.";
+  m.def("table", &table, py::arg("paths"), py::arg("window_id") = py::none(), py::arg("thread") = "",
+        "Per-name zone totals, as `ringprof table` computes them.");
+  m.def("chrome_trace", &chrome_trace, py::arg("paths"), py::arg("out"), py::arg("window_id") = py::none(),
+        "Writes a Chrome trace (JSON; gzipped when out ends in .gz).");
+  m.def("windows", &windows, py::arg("paths"), "The detailed windows the files mark.");
+}
