@@ -7,7 +7,7 @@ PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libconcurrentqueue-dev libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler \
 libgtest-dev libbenchmark-dev nlohmann-json3-dev libdw-dev libelf-dev \
 libprotobuf-dev protobuf-compiler golang-go libcli11-dev \
-python3-dev pybind11-dev python3-pybind11 python3-torch libtorch-dev"
+python3-dev pybind11-dev python3-pybind11 python3-torch libtorch-dev python3-pandas"
 
 missing=""
 for p in $PACKAGES; do

@@ -13,6 +13,7 @@
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/trace_reader.h"
 #include "ringprof/tools/trace_window.h"
+#include "tools_records.h"
 
 namespace py = pybind11;
 using namespace ringprof;
@@ -135,5 +136,7 @@ PYBIND11_MODULE(_ringprof_tools, m) {
         "Per-name zone totals, as `ringprof table` computes them.");
   m.def("chrome_trace", &chrome_trace, py::arg("paths"), py::arg("out"), py::arg("window_id") = py::none(),
         "Writes a Chrome trace (JSON; gzipped when out ends in .gz).");
+  m.def("read_records", &ringprof::python::read_records, py::arg("paths"), py::arg("window_id") = py::none(),
+        "Every zone, sample, GPU record, memory event, step and counter, as columns.");
   m.def("windows", &windows, py::arg("paths"), "The detailed windows the files mark.");
 }

@@ -1,5 +1,6 @@
 """The Python recording API: zones, decorators, threads, settings, windows,
 fork and interpreter exit, read back through the ringprof CLI."""
+import collections
 import inspect
 import os
 import textwrap
@@ -160,7 +161,9 @@ class ZoneTest(unittest.TestCase):
     def test_counters_instants_steps_and_flows(self):
         d = support.fresh_dir(self)
         ringprof.start(dir=d, sample_hz=0)
-        self.assertEqual([ringprof.step() for _ in range(3)], [0, 1, 2])
+        # Steps are numbered process-wide (earlier tests' steps count too).
+        first = ringprof.step()
+        self.assertEqual([ringprof.step() for _ in range(2)], [first + 1, first + 2])
         self.assertEqual(ringprof.step(41), 41)
         ringprof.counter("queue_depth", 3.5)
         ringprof.counter("queue_depth", 7)
@@ -173,7 +176,8 @@ class ZoneTest(unittest.TestCase):
         events = support.chrome(d)
         self.assertEqual([e["args"]["value"] for e in events if e.get("name") == "queue_depth"], [3.5, 7])
         self.assertEqual(sum(1 for e in events if e.get("name") == "checkpoint" and e["ph"] == "i"), 1)
-        self.assertEqual([e["args"]["step"] for e in events if e.get("name", "").startswith("step ")], [0, 1, 2, 41])
+        self.assertEqual([e["args"]["step"] for e in events if e.get("name", "").startswith("step ")],
+                         [first, first + 1, first + 2, 41])
         flows = sorted(e["ph"] for e in events if e.get("name") == "request")
         self.assertEqual(flows, ["f", "s"])
 
@@ -292,3 +296,68 @@ class ProcessTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReadingTest(unittest.TestCase):
+    """ringprof.open(): a recording's events from Python, as the CLI reads them."""
+
+    def record(self):
+        d = support.fresh_dir(self)
+        ringprof.start(dir=d, sample_hz=0)
+        for i in range(4):
+            with ringprof.zone("outer"):
+                with ringprof.zone("inner"):
+                    ringprof.counter("depth", i)
+            ringprof.step()
+        ringprof.set_schedule(wait=0, active=1, repeat=1)
+        ringprof.step()
+        with ringprof.zone("in window"):
+            pass
+        ringprof.step()
+        ringprof.stop()
+        return d
+
+    def test_zones_steps_and_counters_come_back_exactly(self):
+        d = self.record()
+        rec = ringprof.open(d)
+        self.assertEqual(len(rec.zones), 9)
+        names = collections.Counter(z.name for z in rec.zones)
+        self.assertEqual(names, {"outer": 4, "inner": 4, "in window": 1})
+        for z in rec.zones:
+            self.assertEqual(z.thread, "MainThread")
+            self.assertEqual(z.dur_ns, z.end_ns - z.start_ns)
+            self.assertEqual(z.depth, 1 if z.name == "inner" else 0)
+            self.assertEqual(z.file, __file__)
+        outer = [z for z in rec.zones if z.name == "outer"]
+        inner = [z for z in rec.zones if z.name == "inner"]
+        for o, i in zip(sorted(outer, key=lambda z: z.start_ns), sorted(inner, key=lambda z: z.start_ns)):
+            self.assertTrue(o.start_ns <= i.start_ns and i.end_ns <= o.end_ns)
+            self.assertEqual(o.self_ns, o.dur_ns - i.dur_ns)
+        first = rec.steps[0].step  # steps are numbered process-wide
+        self.assertEqual([s.step for s in rec.steps], list(range(first, first + 6)))
+        self.assertEqual([c.value for c in rec.counters], [0.0, 1.0, 2.0, 3.0])
+        self.assertEqual({c.name for c in rec.counters}, {"depth"})
+        self.assertEqual(len(rec.samples), 0)
+        # The same zones as the CLI's table counts.
+        self.assertEqual(dict(names), support.calls(d))
+
+    def test_a_window_and_a_dataframe(self):
+        d = self.record()
+        rec = ringprof.open(d)
+        (window,) = rec.windows()
+        inside = ringprof.open(d, window_id=window["id"])
+        self.assertEqual([z.name for z in inside.zones], ["in window"])
+        self.assertEqual([s.step for s in inside.steps], [rec.steps[4].step])
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            self.skipTest("pandas is not installed")
+        df = rec.dataframe("zones")
+        self.assertEqual(len(df), 9)
+        self.assertEqual(df.groupby("name").size().to_dict(), {"outer": 4, "inner": 4, "in window": 1})
+        with self.assertRaises(ValueError):
+            rec.dataframe("everything")
+
+    def test_missing_path_is_one_clear_error(self):
+        with self.assertRaisesRegex(FileNotFoundError, "ringprof.open: /nonexistent/rec: no such file"):
+            ringprof.open("/nonexistent/rec")

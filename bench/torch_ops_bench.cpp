@@ -1,0 +1,85 @@
+// PyTorch operator capture (ringprof.torch): what one operator costs under
+// each way of recording it. One benchmark runs the four configurations in
+// interleaved rounds, so the machine's noise falls on all of them alike, and
+// reports each one's median over the rounds:
+//   none            at::add of two 1-element tensors, no RecordFunction callback
+//   noop callback   a global RecordFunction callback that does nothing: the
+//                   floor any capture through RecordFunction pays
+//   ringprof        ringprof.torch's callbacks (python/src/torch_capture.h),
+//                   recording (null sink, sampler off)
+//   torch.profiler  PyTorch's own profiler, CPU activities (Kineto), events
+//                   kept in memory as it keeps them
+// and the two differences that matter: ringprof's and torch.profiler's
+// added time per operator over the floor.
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "bench_main.h"
+#include "ringprof/ringprof.h"
+#include "torch_capture.h"
+
+namespace {
+
+constexpr int kOpsPerBlock = 20000;
+constexpr int kRounds = 15;
+
+double ns_per_op(const at::Tensor& a, const at::Tensor& b) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kOpsPerBlock; ++i) benchmark::DoNotOptimize(at::add(a, b));
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / kOpsPerBlock;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void BM_TorchOpCosts(benchmark::State& state) {
+  using namespace torch::autograd::profiler;
+  namespace impl = torch::profiler::impl;
+  const at::Tensor a = at::ones({1});
+  const at::Tensor b = at::ones({1});
+  ringprof::Config config;
+  config.sink = "null";
+  config.sample_hz = 0;
+  ringprof::start(config);
+  std::vector<double> none, noop, ringprof_ns, torch_ns;
+  for (auto _ : state) {
+    for (int round = 0; round < kRounds; ++round) {
+      none.push_back(ns_per_op(a, b));
+
+      ringprof::torch_ops::set_noop_callback(true);
+      noop.push_back(ns_per_op(a, b));
+      ringprof::torch_ops::set_noop_callback(false);
+
+      ringprof::torch_ops::enable();
+      ringprof_ns.push_back(ns_per_op(a, b));
+      ringprof::torch_ops::disable();
+
+      const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO);
+      const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
+      prepareProfiler(cfg, cpu);
+      enableProfiler(cfg, cpu);
+      torch_ns.push_back(ns_per_op(a, b));
+      benchmark::DoNotOptimize(disableProfiler());
+    }
+  }
+  ringprof::stop();
+  const double floor = median(noop);
+  using ringprof::bench::report_figure;
+  report_figure("torch op: no callback, ns", median(none), "ns");
+  report_figure("torch op: no-op RecordFunction callback, ns", floor, "ns");
+  report_figure("torch op: ringprof capture, ns", median(ringprof_ns), "ns");
+  report_figure("torch op: torch.profiler (CPU), ns", median(torch_ns), "ns");
+  report_figure("torch op: ringprof capture over the no-op callback, ns", median(ringprof_ns) - floor, "ns");
+  report_figure("torch op: torch.profiler over the no-op callback, ns", median(torch_ns) - floor, "ns");
+}
+BENCHMARK(BM_TorchOpCosts)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
