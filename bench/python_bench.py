@@ -80,12 +80,12 @@ def loop_bare(n):
         pass
 
 
-def training():
+def training(width, hidden, batch):
     import torch
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    model = torch.nn.Sequential(torch.nn.Linear(width, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 4))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x, y = torch.randn(8, 16), torch.randn(8, 4)
+    x, y = torch.randn(batch, width), torch.randn(batch, 4)
 
     def run(steps):
         for _ in range(steps):
@@ -95,6 +95,64 @@ def training():
             ringprof.step()
 
     return run
+
+
+def torch_loop(rpt, run, label, rounds):
+    ext = rpt._ext
+    run(5)
+    cases = ("no operator capture", "no-op RecordFunction callback", "no-op callback sampled (1%)",
+             "ringprof.torch always_on", "ringprof.torch sampled (1%)")
+    levels = {"ringprof.torch always_on": "always_on", "ringprof.torch sampled (1%)": "sampled"}
+    times = {k: [] for k in cases}
+    for r in range(rounds):
+        # A different order each round, so no case always follows the same one.
+        for name in cases[r % len(cases):] + cases[:r % len(cases)]:
+            rpt.set_ops_level(levels.get(name, "off"), sampling=0.01)
+            ext._noop_callback(name.startswith("no-op"), 0.01 if "sampled" in name else 1.0)
+            t0 = time.perf_counter_ns()
+            run(20)
+            times[name].append(time.perf_counter_ns() - t0)
+            ext._noop_callback(False)
+    rpt.set_ops_level("sampled", sampling=0.01)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    base = med["no operator capture"]
+    for k in cases:
+        print("torch %s: 20 steps, %-30s %9.3f ms  %6.3f x" % (label, k, med[k] / 1e6, med[k] / base))
+
+
+def sampling_accuracy(rpt, steps, probability):
+    """What sampled capture costs in accuracy: the same loop recorded in full
+    and sampled, compared per operator (counts scaled back by 1/p)."""
+    import collections
+    import tempfile
+    run = training(16, 32, 8)
+    run(5)
+    results = {}
+    ringprof.stop()
+    for level in ("always_on", "sampled"):
+        d = tempfile.mkdtemp(prefix="ringprof-bench-")
+        rpt.set_ops_level(level, sampling=probability)
+        ringprof.start(dir=d, sample_hz=0)
+        run(steps)
+        ringprof.stop()
+        zones = ringprof.open(d).zones
+        count = collections.Counter(z.name for z in zones)
+        total = collections.defaultdict(int)
+        for z in zones:
+            total[z.name] += z.dur_ns
+        results[level] = (count, total)
+    rpt.set_ops_level("sampled", sampling=0.01)
+    full_count, full_total = results["always_on"]
+    s_count, s_total = results["sampled"]
+    print("sampling accuracy, %d steps of the 16-32-4 loop, p=%g (%d of %d operators recorded):" % (
+        steps, probability, sum(s_count.values()), sum(full_count.values())))
+    print("  %-48s %8s %9s %10s %10s" % ("operator", "calls", "estimate", "mean ns", "sampled"))
+    for name, n in full_count.most_common(8):
+        est = s_count.get(name, 0) / probability
+        mean = full_total[name] / n
+        s_mean = s_total[name] / s_count[name] if s_count.get(name) else float("nan")
+        print("  %-48s %8d %9.0f %10.0f %10.0f" % (name[:48], n, est, mean, s_mean))
+    ringprof.start(sink="null", sample_hz=0)
 
 
 def main():
@@ -122,21 +180,11 @@ def main():
     print("python: decorated call - plain call             %8.1f ns" % (med["@ringprof.zone call"] - med["plain call"]))
     if not args.no_torch:
         rpt = importlib.import_module("ringprof.torch")
-        run = training()
-        run(5)
-        off, on = [], []
-        for _ in range(args.rounds):
-            rpt.set_ops_level("off")
-            t0 = time.perf_counter_ns()
-            run(20)
-            off.append(time.perf_counter_ns() - t0)
-            rpt.set_ops_level("always_on")
-            t0 = time.perf_counter_ns()
-            run(20)
-            on.append(time.perf_counter_ns() - t0)
-        print("torch: 20-step loop, no operator capture        %8.3f ms" % (statistics.median(off) / 1e6))
-        print("torch: 20-step loop, ringprof.torch always_on   %8.3f ms" % (statistics.median(on) / 1e6))
-        print("torch: always_on / no capture                   %8.3f" % (statistics.median(on) / statistics.median(off)))
+        # The tests' model (operators of about a microsecond, where PyTorch's
+        # own RecordFunction floor weighs most) and a wider one.
+        for label, shape in (("16-32-4, batch 8", (16, 32, 8)), ("256-1024-4, batch 64", (256, 1024, 64))):
+            torch_loop(rpt, training(*shape), label, args.rounds)
+        sampling_accuracy(rpt, 1000, 0.01)
     ringprof.stop()
 
 

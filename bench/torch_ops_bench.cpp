@@ -9,8 +9,11 @@
 //                   recording (null sink, sampler off)
 //   torch.profiler  PyTorch's own profiler, CPU activities (Kineto), events
 //                   kept in memory as it keeps them
-// and the two differences that matter: ringprof's and torch.profiler's
-// added time per operator over the floor.
+//   sampled 1%      the no-op callback and ringprof's capture at
+//                   RecordFunction's sampling probability 0.01 (the
+//                   "sampled" ops level)
+// and the differences that matter: ringprof's and torch.profiler's added
+// time per operator over the floor, and the sampled capture's over nothing.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -26,7 +29,7 @@
 namespace {
 
 constexpr int kOpsPerBlock = 20000;
-constexpr int kRounds = 15;
+constexpr int kRounds = 16;
 
 double ns_per_op(const at::Tensor& a, const at::Tensor& b) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -49,26 +52,49 @@ void BM_TorchOpCosts(benchmark::State& state) {
   config.sink = "null";
   config.sample_hz = 0;
   ringprof::start(config);
-  std::vector<double> none, noop, ringprof_ns, torch_ns;
-  for (auto _ : state) {
-    for (int round = 0; round < kRounds; ++round) {
-      none.push_back(ns_per_op(a, b));
-
-      ringprof::torch_ops::set_noop_callback(true);
-      noop.push_back(ns_per_op(a, b));
-      ringprof::torch_ops::set_noop_callback(false);
-
-      ringprof::torch_ops::enable();
-      ringprof_ns.push_back(ns_per_op(a, b));
-      ringprof::torch_ops::disable();
-
-      const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO);
-      const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
-      prepareProfiler(cfg, cpu);
-      enableProfiler(cfg, cpu);
-      torch_ns.push_back(ns_per_op(a, b));
-      benchmark::DoNotOptimize(disableProfiler());
+  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled;
+  const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO);
+  const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
+  // Each round runs the four in a different order, so none always follows
+  // the same one (a callback just removed, a profiler just stopped).
+  auto run_case = [&](int which) {
+    switch (which) {
+      case 0:
+        none.push_back(ns_per_op(a, b));
+        break;
+      case 1:
+        ringprof::torch_ops::set_noop_callback(true);
+        noop.push_back(ns_per_op(a, b));
+        ringprof::torch_ops::set_noop_callback(false);
+        break;
+      case 2:
+        ringprof::torch_ops::set_level(ringprof::torch_ops::kAlwaysOn);
+        ringprof::torch_ops::enable();
+        ringprof_ns.push_back(ns_per_op(a, b));
+        ringprof::torch_ops::disable();
+        break;
+      case 3:
+        ringprof::torch_ops::set_noop_callback(true, 0.01);
+        noop_sampled.push_back(ns_per_op(a, b));
+        ringprof::torch_ops::set_noop_callback(false);
+        break;
+      case 4:
+        ringprof::torch_ops::set_level(ringprof::torch_ops::kSampled);
+        ringprof::torch_ops::set_sampling(0.01);
+        ringprof::torch_ops::enable();
+        ringprof_sampled.push_back(ns_per_op(a, b));
+        ringprof::torch_ops::disable();
+        break;
+      default:
+        prepareProfiler(cfg, cpu);
+        enableProfiler(cfg, cpu);
+        torch_ns.push_back(ns_per_op(a, b));
+        benchmark::DoNotOptimize(disableProfiler());
     }
+  };
+  for (auto _ : state) {
+    for (int round = 0; round < kRounds; ++round)
+      for (int k = 0; k < 6; ++k) run_case((round + k) % 6);
   }
   ringprof::stop();
   const double floor = median(noop);
@@ -79,6 +105,9 @@ void BM_TorchOpCosts(benchmark::State& state) {
   report_figure("torch op: torch.profiler (CPU), ns", median(torch_ns), "ns");
   report_figure("torch op: ringprof capture over the no-op callback, ns", median(ringprof_ns) - floor, "ns");
   report_figure("torch op: torch.profiler over the no-op callback, ns", median(torch_ns) - floor, "ns");
+  report_figure("torch op: no-op callback sampled 1%, ns", median(noop_sampled), "ns");
+  report_figure("torch op: ringprof capture sampled 1%, ns", median(ringprof_sampled), "ns");
+  report_figure("torch op: ringprof sampled 1% over no callback, ns", median(ringprof_sampled) - median(none), "ns");
 }
 BENCHMARK(BM_TorchOpCosts)->Iterations(1)->Unit(benchmark::kMillisecond);
 

@@ -70,6 +70,7 @@ def _run_listeners(listeners):
 def set_mode(level):
     """Sets the base level: "always_on", "detailed" or "off"."""
     _ringprof._set_mode(str(level))
+    _ringprof._level_changed()
 
 
 def _period_text(value):

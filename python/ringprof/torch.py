@@ -5,55 +5,85 @@
 
 Every operator PyTorch's dispatcher runs (aten::linear, aten::addmm, ...),
 autograd's backward operators and record_function() labels become zones on
-the thread that ran them, through RecordFunction's global callbacks. The
-callbacks are registered only while ringprof records.
+the thread that ran them, through RecordFunction's global callbacks,
+registered only while ringprof records.
 
-Levels (set_ops_level, or RINGPROF_TORCH_OPS): "always_on" (the default:
-recorded whenever ringprof records), "detailed" (only inside detailed
-windows; the callbacks' own cost is still paid while recording), "off".
+Levels (set_ops_level, or RINGPROF_TORCH_OPS):
+  "sampled"    the default: a random sample of operators (probability
+               RINGPROF_TORCH_OPS_SAMPLING, default 0.01) at the always-on
+               level, and every operator inside detailed windows;
+  "always_on"  every operator whenever ringprof records;
+  "detailed"   every operator inside detailed windows, none outside;
+  "off"        none.
+Why sampling by default: any RecordFunction callback, even one that does
+nothing, makes PyTorch slower on every operator (docs/performance.md,
+"Python and PyTorch"); a sampled callback leaves most operators alone.
 """
 import os as _os
 import sys as _sys
 
-import torch as _torch  # loads libtorch before the extension that links it
+import torch as _torch  # noqa: F401 (loads libtorch before the extension that links it)
 
 import ringprof as _ringprof
 from . import _ringprof_torch as _ext
 
-_LEVELS = {"off": 0, "always_on": 1, "detailed": 2}
+_LEVELS = {"off": 0, "always_on": 1, "detailed": 2, "sampled": 3}
 _NAMES = {v: k for k, v in _LEVELS.items()}
 
 
-def set_ops_level(level):
-    """Which operators are recorded: "always_on", "detailed" or "off"."""
+def set_ops_level(level, sampling=None):
+    """Which operators are recorded: "sampled", "always_on", "detailed" or "off".
+
+    sampling: the probability an operator is recorded at the "sampled" level
+    outside detailed windows (0 < p <= 1).
+    """
     if level not in _LEVELS:
-        raise ValueError("ringprof.torch ops level must be always_on, detailed or off, not %r" % (level,))
+        raise ValueError("ringprof.torch ops level must be sampled, always_on, detailed or off, not %r" % (level,))
+    if sampling is not None:
+        if not 0 < sampling <= 1:
+            raise ValueError("ringprof.torch sampling must be in (0, 1], not %r" % (sampling,))
+        _ext._set_sampling(float(sampling))
     _ext._set_level(_LEVELS[level])
-    if level != "off" and _ringprof.is_recording():
-        _ext._enable()
 
 
 def ops_level():
     return _NAMES[_ext._level()]
 
 
+def ops_sampling():
+    return _ext._sampling()
+
+
 def _on_start():
-    if _ext._level() != 0:
-        _ext._enable()
+    _ext._enable()
 
 
 def _on_stop():
     _ext._disable()
 
 
-_env_level = _os.environ.get("RINGPROF_TORCH_OPS")
-if _env_level:
-    if _env_level in _LEVELS:
-        _ext._set_level(_LEVELS[_env_level])
-    else:
-        print("ringprof: warning: ignoring RINGPROF_TORCH_OPS=%s (expected always_on, detailed or off); "
-              "using the default" % _env_level, file=_sys.stderr)
+def _read_environment():
+    level = _os.environ.get("RINGPROF_TORCH_OPS")
+    if level:
+        if level in _LEVELS:
+            _ext._set_level(_LEVELS[level])
+        else:
+            print("ringprof: warning: ignoring RINGPROF_TORCH_OPS=%s (expected sampled, always_on, detailed or off); "
+                  "using the default" % level, file=_sys.stderr)
+    sampling = _os.environ.get("RINGPROF_TORCH_OPS_SAMPLING")
+    if sampling:
+        try:
+            p = float(sampling)
+            if not 0 < p <= 1:
+                raise ValueError
+            _ext._set_sampling(p)
+        except ValueError:
+            print("ringprof: warning: ignoring RINGPROF_TORCH_OPS_SAMPLING=%s (expected a probability in (0, 1]); "
+                  "using the default" % sampling, file=_sys.stderr)
 
+
+_read_environment()
+_ringprof._ringprof._set_level_hook(_ext._sync)  # a window that opens at a step() is captured from that step
 _ringprof._start_listeners.append(_on_start)
 _ringprof._stop_listeners.append(_on_stop)
 if _ringprof.is_recording():  # RINGPROF_AUTOSTART, or started before this import
@@ -182,8 +212,9 @@ class profile:
                 train(batch)
                 p.step()
 
-    Operators are recorded as zones at every step (ringprof's always-on
-    level); the schedule's active steps are ringprof windows, and at the end
+    Operators are recorded at the ops level (sampled outside windows by
+    default); the schedule's active steps are ringprof windows, where every
+    operator is recorded, and at the end
     of each, on_trace_ready(p) runs in the step() call, as torch runs it, with
     export_chrome_trace() and key_averages() covering that window. Without a
     schedule the whole `with` block is one window. When ringprof is not
@@ -240,8 +271,8 @@ class profile:
         elif self._settings:
             _warn_once("ringprof is already recording; settings %s ignored" % sorted(self._settings))
         self._dir = _recording_dir(self._settings)
-        if _ext._level() == 0:
-            set_ops_level("always_on")
+        if _ext._level() == _LEVELS["off"]:
+            set_ops_level("sampled")
         self._callback = _ringprof.on_window_complete(self._windows.put)
         if self._params is not None:
             _ringprof.set_schedule(**self._params)
@@ -250,9 +281,11 @@ class profile:
         self.step_num = 0
         self._open = True
         _ringprof.step()  # opens step 0 of the schedule, as torch's profiler does at start
+        _ext._sync()      # every operator of a window that opens here, from its first
 
     def step(self):
         _ringprof.step()
+        _ext._sync()  # the capture follows a window that opened or closed at this step at once
         self.step_num += 1
         if self._params is not None and self._action(self.step_num - 1) == "save":
             self._deliver()
@@ -263,6 +296,7 @@ class profile:
         self._open = False
         window_open = self._params is None or self._action(self.step_num) in ("record", "save")
         _ringprof.set_schedule()  # removes it, closing the window still open
+        _ext._sync()
         if window_open:
             self._deliver()
         _ringprof.remove_window_callback(self._callback)

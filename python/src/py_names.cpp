@@ -94,16 +94,22 @@ const char* intern_name(std::string_view name) {
   return set.emplace(name).first->c_str();
 }
 
-const SourceLocation* site_for(PyCodeObject* code, int lasti, PyObject* name) {
+const SourceLocation* site_for(PyCodeObject* code, int lasti, PyObject* name, bool* held) {
+  *held = false;
   Sites& all = sites();
   auto it = all.map.find(SiteKey{code, lasti});
   if (it != all.map.end()) {
     SiteNames& sn = it->second;
     if (!name) {
+      *held = sn.unnamed != nullptr;
       if (sn.unnamed) return sn.unnamed;
     } else {
-      for (auto& [n, loc] : sn.by_name)
-        if (n == name) return loc;
+      for (auto& [n, loc] : sn.by_name) {
+        if (n == name) {
+          *held = true;
+          return loc;
+        }
+      }
       // An equal string in another object (a name built at run time).
       for (auto& [n, loc] : sn.by_name) {
         const int eq = PyUnicode_Compare(n, name);
@@ -113,6 +119,10 @@ const SourceLocation* site_for(PyCodeObject* code, int lasti, PyObject* name) {
     }
   }
   if (all.count >= kMaxSites) return nullptr;
+  // A site whose names keep changing (an f-string with a counter in it) gets
+  // locations for its first few; the rest travel inline, without a call site,
+  // rather than making every call search a long list.
+  if (it != all.map.end() && name && it->second.by_name.size() >= kMaxNamesPerSite) return nullptr;
   const char* function = code_qualname(code);
   const char* label = function;
   if (name) {
@@ -132,6 +142,7 @@ const SourceLocation* site_for(PyCodeObject* code, int lasti, PyObject* name) {
   } else {
     it->second.unnamed = loc;
   }
+  *held = true;
   return loc;
 }
 

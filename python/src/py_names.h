@@ -23,6 +23,7 @@ namespace ringprof::python {
 
 inline constexpr size_t kMaxNames = 65536;
 inline constexpr size_t kMaxSites = 65536;
+inline constexpr size_t kMaxNamesPerSite = 16;
 
 // A copy of `name` with static storage; the same pointer for the same text.
 // Null when the table is full.
@@ -31,8 +32,10 @@ const char* intern_name(std::string_view name);
 // The source location of a zone or instant named `name` (null: the code's
 // qualified name) opened at instruction `lasti` of `code`: made at the first
 // call from that site with that name, found again afterwards by the code
-// object, the instruction and the name object. Null past kMaxSites.
-const SourceLocation* site_for(PyCodeObject* code, int lasti, PyObject* name);
+// object, the instruction and the name. Null past kMaxSites. *held tells
+// whether the table keeps this very name object (and the code) alive for
+// good, so that their addresses may serve as a cache key.
+const SourceLocation* site_for(PyCodeObject* code, int lasti, PyObject* name, bool* held);
 
 // The location a decorated function's zones carry: named `name` (null: the
 // function's __qualname__), at the function's first line. Null on failure

@@ -22,6 +22,19 @@ namespace {
 
 // ---- where a call came from ----
 
+// A direct-mapped cache in front of site_for(): the common call finds its
+// location by three pointer compares (code object, instruction, name object).
+// An entry's code object and name stay alive in the site table, so their
+// addresses cannot be reused while the entry holds them.
+struct SiteCacheEntry {
+  PyCodeObject* code;
+  int lasti;
+  PyObject* name;
+  const SourceLocation* loc;
+};
+constexpr size_t kSiteCacheSlots = 1024;
+SiteCacheEntry g_site_cache[kSiteCacheSlots];
+
 // The location for `name` (may be null) at the Python code that called us:
 // C functions get no frame of their own, so the current frame is the caller's.
 const SourceLocation* caller_site(PyObject* name) {
@@ -33,7 +46,18 @@ const SourceLocation* caller_site(PyObject* name) {
 #else
   const int lasti = frame->f_lasti;
 #endif
-  const SourceLocation* loc = site_for(code, lasti, name);
+  const size_t slot = ((reinterpret_cast<uintptr_t>(code) >> 4) ^ static_cast<size_t>(lasti) * 31 ^
+                       (reinterpret_cast<uintptr_t>(name) >> 4)) % kSiteCacheSlots;
+  SiteCacheEntry& e = g_site_cache[slot];
+  const SourceLocation* loc;
+  if (e.code == code && e.lasti == lasti && e.name == name && e.loc) {
+    loc = e.loc;
+  } else {
+    bool held = false;
+    loc = site_for(code, lasti, name, &held);
+    // Only objects the site table keeps alive may be cached by their address.
+    if (loc && held) e = {code, lasti, name, loc};
+  }
   Py_DECREF(code);
   return loc;
 }
@@ -99,11 +123,21 @@ PyObject* zone_call(PyObject* self_obj, PyObject* args, PyObject* kwargs) {
   return decorate(func, self->name);
 }
 
+// Zone objects live for one `with`: a free list saves the allocator's round
+// trip, as CPython's own short-lived objects do. GIL-protected.
+constexpr int kZoneFreeListMax = 64;
+ZoneObject* g_zone_free[kZoneFreeListMax];
+int g_zone_free_count = 0;
+
 void zone_dealloc(PyObject* self_obj) {
   auto* self = reinterpret_cast<ZoneObject*>(self_obj);
   Py_XDECREF(self->name);
   PyTypeObject* type = Py_TYPE(self_obj);
-  type->tp_free(self_obj);
+  if (g_zone_free_count < kZoneFreeListMax) {
+    g_zone_free[g_zone_free_count++] = self;
+  } else {
+    type->tp_free(self_obj);
+  }
   Py_DECREF(type);  // instances of heap types hold their type
 }
 
@@ -114,8 +148,14 @@ PyMethodDef zone_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyObject* new_zone(const SourceLocation* loc, PyObject* name) {
-  auto* z = PyObject_New(ZoneObject, g_zone_type);
-  if (!z) return nullptr;
+  ZoneObject* z;
+  if (g_zone_free_count > 0) {
+    z = g_zone_free[--g_zone_free_count];
+    PyObject_Init(reinterpret_cast<PyObject*>(z), g_zone_type);  // takes a reference to the type
+  } else {
+    z = PyObject_New(ZoneObject, g_zone_type);
+    if (!z) return nullptr;
+  }
   z->loc = loc;
   z->name = name;
   Py_XINCREF(name);
@@ -283,21 +323,53 @@ PyObject* py_counter(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+// Called after every step() and set_mode() from Python when set: a step can
+// open or close a detailed window, and what follows the level (ringprof.torch's
+// capture) should follow it from that very step, not a drain interval later.
+PyObject* g_level_hook = nullptr;
+
+PyObject* after_level_change(PyObject* result) {
+  if (!result || !g_level_hook) return result;
+  PyObject* r = PyObject_CallNoArgs(g_level_hook);
+  if (!r) {
+    Py_DECREF(result);
+    return nullptr;
+  }
+  Py_DECREF(r);
+  return result;
+}
+
 // step() numbers steps process-wide and returns the number; step(n) records n.
 PyObject* py_step(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs == 0 || args[0] == Py_None) {
     name_thread_once();
-    return PyLong_FromUnsignedLongLong(step());
+    return after_level_change(PyLong_FromUnsignedLongLong(step()));
   }
   if (nargs == 1) {
     const unsigned long long n = PyLong_AsUnsignedLongLong(args[0]);
     if (n == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
     name_thread_once();
     step(static_cast<uint64_t>(n));
-    return PyLong_FromUnsignedLongLong(n);
+    return after_level_change(PyLong_FromUnsignedLongLong(n));
   }
   PyErr_SetString(PyExc_TypeError, "ringprof.step takes an optional step number");
   return nullptr;
+}
+
+PyObject* py_set_level_hook(PyObject*, PyObject* hook) {
+  if (hook != Py_None && !PyCallable_Check(hook)) {
+    PyErr_SetString(PyExc_TypeError, "the level hook must be callable or None");
+    return nullptr;
+  }
+  Py_XDECREF(g_level_hook);
+  g_level_hook = hook == Py_None ? nullptr : hook;
+  Py_XINCREF(g_level_hook);
+  Py_RETURN_NONE;
+}
+
+PyObject* py_level_changed(PyObject*, PyObject*) {
+  Py_INCREF(Py_None);
+  return after_level_change(Py_None);
 }
 
 #define RINGPROF_FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f))
@@ -309,6 +381,8 @@ PyMethodDef record_functions[] = {
     {"counter", RINGPROF_FASTCALL(py_counter), METH_FASTCALL, "counter(name, value): a sample of a numeric track."},
     {"step", RINGPROF_FASTCALL(py_step), METH_FASTCALL,
      "step(number=None): an iteration boundary; returns the step's number."},
+    {"_set_level_hook", py_set_level_hook, METH_O, "Internal: called after step() and set_mode()."},
+    {"_level_changed", py_level_changed, METH_NOARGS, "Internal: runs the level hook."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot zone_slots[] = {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <mutex>
 #include <string_view>
+#include <unordered_set>
 
 #include "ringprof/ringprof.h"
 #include "torch_names.h"
@@ -13,21 +14,37 @@
 namespace ringprof::torch_ops {
 namespace {
 
-std::atomic<int> g_level{kAlwaysOn};
+std::atomic<int> g_level{kSampled};
+std::atomic<double> g_sampling{0.01};
 
-std::mutex g_mu;  // registration only
+// Registration state, under g_mu.
+std::mutex g_mu;
 at::CallbackHandle g_handle = at::INVALID_CALLBACK_HANDLE;
+double g_registered = 0;    // the registered callback's probability; 0: none
+bool g_following = false;   // enable()d: recording, following the level
+int g_level_subscription = -1;
 at::CallbackHandle g_noop_handle = at::INVALID_CALLBACK_HANDLE;
+
+constexpr const char* kSamplingMark = "ringprof.torch.sampling";
+
+// What torch.profiler records: operators, autograd's backward functions,
+// record_function() labels and TorchScript functions.
+const std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> kScopes{
+    at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE,
+    at::RecordScope::TORCHSCRIPT_FUNCTION};
 
 constexpr const char* kFlowName = "fwdbwd";
 
 // Per thread: which open operators were recorded (a bit per nesting depth, so
 // an end is recorded only after a recorded begin) and the last forward
 // sequence number that began a flow.
+// One thread-local block, so a callback pays for one TLS lookup (a call, in
+// a library loaded with dlopen) instead of several.
 struct ThreadOps {
   uint64_t recorded = 0;
   uint32_t depth = 0;
   int64_t last_forward_seq = -1;
+  NameCacheEntry names[kNameCacheSlots] = {};
 };
 thread_local ThreadOps t_ops;
 
@@ -42,9 +59,9 @@ uint64_t flow_id(uint64_t thread, int64_t seq) {
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadOps& t = t_ops;
   bool on = false;
-  if (g_level.load(std::memory_order_relaxed) != kDetailed || ringprof::detailed()) {
+  {
     const char* raw = fn.name();
-    const char* name = op_name(raw);
+    const char* name = op_name(t.names, raw);
     on = name ? zone_begin_static(name) : zone_begin(std::string_view(raw));
     if (on) {
       const int64_t seq = fn.seqNr();
@@ -75,21 +92,56 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
   if (t.depth < 64 && (t.recorded >> t.depth & 1)) zone_end();
 }
 
+// Registers the callback `detailed` and the ops level call for, replacing
+// the one registered. An operator that began under the old callback still
+// gets its end from it (RecordFunction keeps the callbacks it started with).
+void apply_locked(bool detailed) {
+  double want = 0;
+  if (g_following) {
+    switch (g_level.load()) {
+      case kAlwaysOn: want = 1; break;
+      case kSampled: want = detailed ? 1 : g_sampling.load(); break;
+      case kDetailed: want = detailed ? 1 : 0; break;
+      default: want = 0;
+    }
+  }
+  if (want == g_registered) return;
+  if (g_handle != at::INVALID_CALLBACK_HANDLE) at::removeCallback(g_handle);
+  g_handle = at::INVALID_CALLBACK_HANDLE;
+  if (want > 0) {
+    g_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(on_start, on_end).samplingProb(want).scopes(kScopes));
+    // The files say how operators were sampled from here on (parts per million),
+    // so counts can be scaled back: recorded / probability.
+    ringprof::mark(kSamplingMark, static_cast<uint64_t>(want * 1e6 + 0.5));
+  }
+  g_registered = want;
+}
+
 }  // namespace
 
 void enable() {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_handle != at::INVALID_CALLBACK_HANDLE || g_level.load() == kOff) return;
-  g_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
-                                       .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
-                                                at::RecordScope::USER_SCOPE, at::RecordScope::TORCHSCRIPT_FUNCTION}));
+  g_following = true;
+  if (g_level_subscription < 0)
+    g_level_subscription = ringprof::on_level_change([](ringprof::Mode m) {
+      std::lock_guard<std::mutex> l(g_mu);
+      apply_locked(m == ringprof::Mode::Detailed);
+    });
+  apply_locked(ringprof::detailed());
 }
 
 void disable() {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_handle == at::INVALID_CALLBACK_HANDLE) return;
-  at::removeCallback(g_handle);
-  g_handle = at::INVALID_CALLBACK_HANDLE;
+  g_following = false;
+  apply_locked(false);
+  if (g_level_subscription >= 0) ringprof::remove_level_callback(g_level_subscription);
+  g_level_subscription = -1;
+}
+
+void sync() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  apply_locked(ringprof::detailed());
 }
 
 bool enabled() {
@@ -97,22 +149,35 @@ bool enabled() {
   return g_handle != at::INVALID_CALLBACK_HANDLE;
 }
 
+double registered_probability() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_registered;
+}
+
 void set_level(int level) {
   g_level.store(level);
-  if (level == kOff) disable();
+  sync();
 }
 
 int level() { return g_level.load(); }
+
+void set_sampling(double probability) {
+  g_sampling.store(probability);
+  sync();
+}
+
+double sampling() { return g_sampling.load(); }
 
 namespace {
 std::unique_ptr<at::ObserverContext> noop_start(const at::RecordFunction&) { return nullptr; }
 void noop_end(const at::RecordFunction&, at::ObserverContext*) {}
 }  // namespace
 
-void set_noop_callback(bool on) {
+void set_noop_callback(bool on, double probability) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (on && g_noop_handle == at::INVALID_CALLBACK_HANDLE) {
-    g_noop_handle = at::addGlobalCallback(at::RecordFunctionCallback(noop_start, noop_end));
+    g_noop_handle =
+        at::addGlobalCallback(at::RecordFunctionCallback(noop_start, noop_end).samplingProb(probability).scopes(kScopes));
   } else if (!on && g_noop_handle != at::INVALID_CALLBACK_HANDLE) {
     at::removeCallback(g_noop_handle);
     g_noop_handle = at::INVALID_CALLBACK_HANDLE;

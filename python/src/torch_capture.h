@@ -14,17 +14,37 @@
 
 namespace ringprof::torch_ops {
 
-enum Level : int { kOff = 0, kAlwaysOn = 1, kDetailed = 2 };
+// Which operators are recorded while ringprof records:
+//   kAlwaysOn  every operator;
+//   kSampled   a sample of them (probability sampling(), RecordFunction's own
+//              sampling, so an operator left out costs next to nothing), and
+//              every operator while the effective level is detailed;
+//   kDetailed  every operator while the level is detailed, none otherwise;
+//   kOff       none.
+// The callback is registered with the probability the level calls for and
+// registered again when the effective level changes (on the drainer thread,
+// within a drain interval; sync() does it at once). With no callback
+// registered PyTorch pays nothing: a registered one, even one that does
+// nothing, costs every operator RecordFunction's floor.
+enum Level : int { kOff = 0, kAlwaysOn = 1, kDetailed = 2, kSampled = 3 };
 
-// kAlwaysOn: every operator while ringprof records; kDetailed: only while the
-// effective level is detailed (the callbacks still run); kOff removes them.
 void set_level(int level);
 int level();
-// Registers the callbacks (no-op at kOff or when registered); removes them.
+void set_sampling(double probability);  // (0, 1]
+double sampling();
+// While ringprof records: follow the level (register what it calls for).
 void enable();
+// Remove the callback and stop following the level.
 void disable();
+// Whether a callback is registered now.
 bool enabled();
-// Benchmarks: a global callback that does nothing, the floor of any capture.
-void set_noop_callback(bool on);
+// Register what the current effective level calls for, now.
+void sync();
+// The probability the registered callback samples with; 0 when none is.
+double registered_probability();
+
+// Benchmarks: a global callback that does nothing, registered as the
+// capture's is (same scopes): the floor of any capture through RecordFunction.
+void set_noop_callback(bool on, double probability = 1.0);
 
 }  // namespace ringprof::torch_ops

@@ -22,15 +22,11 @@ struct NameCacheEntry {
   const char* interned;
 };
 inline constexpr size_t kNameCacheSlots = 512;
-inline NameCacheEntry* name_cache() {
-  static thread_local NameCacheEntry cache[kNameCacheSlots];
-  return cache;
-}
 
 // A static copy of `name`; the same pointer for the same text. Null past
-// kMaxOpNames.
-inline const char* op_name(const char* name) {
-  NameCacheEntry& e = name_cache()[(reinterpret_cast<uintptr_t>(name) >> 3) % kNameCacheSlots];
+// kMaxOpNames. `cache` is the calling thread's (kNameCacheSlots entries).
+inline const char* op_name(NameCacheEntry* cache, const char* name) {
+  NameCacheEntry& e = cache[(reinterpret_cast<uintptr_t>(name) >> 3) % kNameCacheSlots];
   if (e.key == name && std::strcmp(e.interned, name) == 0) [[likely]] return e.interned;
   const char* interned = intern_op_name_slow(name);
   if (interned) e = {name, interned};

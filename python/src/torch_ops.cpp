@@ -16,5 +16,10 @@ PYBIND11_MODULE(_ringprof_torch, m) {
   m.def("_enable", &enable, "Registers the callbacks (while recording).");
   m.def("_disable", &disable, "Removes them.");
   m.def("_enabled", &enabled);
-  m.def("_noop_callback", &set_noop_callback, "Benchmarks only: a global RecordFunction callback that does nothing.");
+  m.def("_sync", &ringprof::torch_ops::sync);
+  m.def("_set_sampling", &set_sampling);
+  m.def("_sampling", &sampling);
+  m.def("_registered_probability", &registered_probability);
+  m.def("_noop_callback", &set_noop_callback, py::arg("on"), py::arg("probability") = 1.0,
+        "Benchmarks only: a global RecordFunction callback that does nothing.");
 }

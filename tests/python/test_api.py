@@ -361,3 +361,15 @@ class ReadingTest(unittest.TestCase):
     def test_missing_path_is_one_clear_error(self):
         with self.assertRaisesRegex(FileNotFoundError, "ringprof.open: /nonexistent/rec: no such file"):
             ringprof.open("/nonexistent/rec")
+
+
+class ManyNamesTest(unittest.TestCase):
+    def test_a_site_with_ever_new_names_records_them_all(self):
+        d = support.fresh_dir(self)
+        ringprof.start(dir=d, sample_hz=0)
+        for i in range(100):  # past the per-site locations: the rest travel inline
+            with ringprof.zone("request %d" % i):
+                pass
+        ringprof.stop()
+        got = support.calls(d)
+        self.assertEqual(got, {"request %d" % i: 1 for i in range(100)})

@@ -53,10 +53,13 @@ def torch_profiler_counts(loop):
 
 
 class TorchOpsTest(unittest.TestCase):
+    def setUp(self):
+        ringprof.torch.set_ops_level("always_on")
+
     def tearDown(self):
         if ringprof.is_recording():
             ringprof.stop()
-        ringprof.torch.set_ops_level("always_on")
+        ringprof.torch.set_ops_level("sampled", sampling=0.01)
 
     def record(self, loop, steps=STEPS, **settings):
         d = support.fresh_dir(self)
@@ -101,6 +104,38 @@ class TorchOpsTest(unittest.TestCase):
         for fid in starts:
             self.assertLess(fid, 2 ** 53)  # exact in a browser's JSON numbers
 
+    def test_sampled_level_records_a_sample_outside_windows_and_all_inside(self):
+        d = support.fresh_dir(self)
+        ringprof.torch.set_ops_level("sampled", sampling=0.01)
+        a, b = torch.ones(1), torch.ones(1)
+        ringprof.start(dir=d, sample_hz=0)
+        self.assertEqual(ringprof.torch._ext._registered_probability(), 0.01)
+        for _ in range(20000):
+            torch.add(a, b)
+        ringprof.set_mode("detailed")
+        ringprof.torch._ext._sync()  # the drainer would do it within a drain interval
+        self.assertEqual(ringprof.torch._ext._registered_probability(), 1.0)
+        for _ in range(300):
+            torch.mul(a, b)
+        ringprof.set_mode("always_on")
+        ringprof.torch._ext._sync()
+        ringprof.stop()
+        got = support.calls(d)
+        self.assertEqual(got["aten::mul"], 300)
+        # 20000 operators at 1%: 200 expected, standard deviation 14; 5 of them either side.
+        self.assertGreater(got["aten::add"], 130)
+        self.assertLess(got["aten::add"], 270)
+        self.assertIn("ringprof.torch.sampling", support.cli("info", d))
+
+    def test_level_changes_reach_the_capture_through_the_drainer(self):
+        ringprof.torch.set_ops_level("detailed")
+        ringprof.start(dir=support.fresh_dir(self), sample_hz=0, drain_ms=5)
+        self.assertEqual(ringprof.torch._ext._registered_probability(), 0.0)
+        ringprof.set_mode("detailed")
+        support.wait_for(lambda: ringprof.torch._ext._registered_probability() == 1.0, what="the detailed capture")
+        ringprof.set_mode("always_on")
+        support.wait_for(lambda: ringprof.torch._ext._registered_probability() == 0.0, what="no capture")
+
     def test_detailed_level_records_operators_in_windows_only(self):
         loop = make_loop()
         ringprof.torch.set_ops_level("detailed")
@@ -131,7 +166,8 @@ class TorchOpsTest(unittest.TestCase):
             for i in range(3):
                 with torch.autograd.profiler.record_function("label %d" % (i % 2)):
                     torch.ones(4).add_(1)
-        """), env={"RINGPROF_AUTOSTART": "1", "RINGPROF_DIR": d, "RINGPROF_SAMPLE_HZ": "0"})
+        """), env={"RINGPROF_AUTOSTART": "1", "RINGPROF_DIR": d, "RINGPROF_SAMPLE_HZ": "0",
+                   "RINGPROF_TORCH_OPS": "always_on"})
         self.assertEqual(r.returncode, 0, r.stderr)
         got = support.calls(d)
         self.assertEqual(got["label 0"], 2)
@@ -146,9 +182,13 @@ if __name__ == "__main__":
 class DropInProfileTest(unittest.TestCase):
     """ringprof.torch.profile used where torch.profiler.profile was."""
 
+    def setUp(self):
+        ringprof.torch.set_ops_level("always_on")  # every operator, so window counts compare with all steps'
+
     def tearDown(self):
         if ringprof.is_recording():
             ringprof.stop()
+        ringprof.torch.set_ops_level("sampled", sampling=0.01)
 
     def run_profile(self, steps, **kwargs):
         d = support.fresh_dir(self)
@@ -186,6 +226,14 @@ class DropInProfileTest(unittest.TestCase):
         self.assertEqual(counts["aten::addmm"], 2 * 2)
         zones = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
         self.assertEqual(sum(1 for e in zones if e["name"] == "aten::addmm"), 4)
+
+    def test_windows_hold_every_operator_at_the_default_sampled_level(self):
+        ringprof.torch.set_ops_level("sampled", sampling=0.01)
+        _, traces = self.run_profile(6, schedule=torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1))
+        counts = traces[0][2]
+        self.assertEqual(counts["aten::addmm"], 2 * 2)
+        self.assertEqual(counts["AddmmBackward0"], 2 * 2)
+        self.assertEqual(counts["Optimizer.step#SGD.step"], 2)
 
     def test_each_cycle_fires_once(self):
         d, traces = self.run_profile(7, schedule=torch.profiler.schedule(wait=1, warmup=0, active=1, repeat=3))

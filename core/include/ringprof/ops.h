@@ -112,6 +112,14 @@ uint64_t request_window(uint64_t steps, uint64_t duration_ns) noexcept;
 int on_window_complete(std::function<void(uint64_t window_id)> fn);
 void remove_window_callback(int id);
 
+// Called on the drainer thread when the effective level has changed, with the
+// new level, within one drain interval (RINGPROF_DRAIN_MS) of the change: what
+// sources that follow the level subscribe with (the Python package's PyTorch
+// operator capture). A callback must not call start/stop/flush. Returns an id
+// for remove_level_callback().
+int on_level_change(std::function<void(Mode level)> fn);
+void remove_level_callback(int id);
+
 // Records an operational mark on the calling thread. `static_name` must have
 // static storage duration.
 void mark(const char* static_name, uint64_t value) noexcept;

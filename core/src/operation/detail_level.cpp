@@ -154,6 +154,9 @@ bool notify_if_changed(uint64_t* seen_version) {
 
 // ---- public API ----
 
+int on_level_change(std::function<void(Mode level)> fn) { return level::subscribe(std::move(fn)); }
+void remove_level_callback(int id) { level::unsubscribe(id); }
+
 const char* mode_name(Mode m) noexcept {
   switch (m) {
     case Mode::Off: return "off";
