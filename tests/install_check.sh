@@ -43,3 +43,22 @@ for rec in rec-cmake rec-pc; do
   echo "$out" | grep -E "user_zone +1000 " >/dev/null || { echo "install_check: user_zone calls != 1000 in $rec:" >&2; echo "$out" >&2; exit 1; }
 done
 echo "install_check: find_package and pkg-config builds both recorded 1000 zones"
+
+# The Python package, where the build has one: imported from the prefix's
+# site directory with nothing else set, it records too.
+site="$(sed -n 's/^RINGPROF_PYTHON_INSTALL_DIR:PATH=//p' "$build/CMakeCache.txt")"
+python="$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")"
+if [ -n "$site" ] && [ -n "$python" ]; then
+  case "$site" in /*) ;; *) site="$prefix/$site" ;; esac
+  PYTHONPATH="$site" RINGPROF_DIR="$work/rec-py" "$python" -c '
+import ringprof
+ringprof.start(sample_hz=0)
+for _ in range(1000):
+    with ringprof.zone("python_zone"):
+        pass
+ringprof.stop()
+'
+  out="$("$prefix/bin/ringprof" table "$work/rec-py")"
+  echo "$out" | grep -E "python_zone +1000 " >/dev/null || { echo "install_check: python_zone calls != 1000:" >&2; echo "$out" >&2; exit 1; }
+  echo "install_check: the installed Python package recorded 1000 zones"
+fi
