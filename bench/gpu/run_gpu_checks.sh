@@ -14,6 +14,8 @@
 #    under ringprof injection and under torch.profiler; prints kernels seen by
 #    each (they must match), the step-time slowdown of each against no
 #    profiler, and the output size.
+# 3. Where the build has the Python package: torch_ops_gpu.py checks that
+#    ringprof.torch attributes kernels to the operators that launched them.
 set -eu
 cd "$(dirname "$0")/../.."
 ROOT="$(pwd)"
@@ -107,4 +109,11 @@ if rp_kernels != tp["kernels"]:
     sys.exit(1)
 print("kernels match")
 PYEOF
+echo "=== ringprof.torch: kernels attributed to the operators that launched them ==="
+if cmake --build "$BUILD" -j"$(nproc)" --target _ringprof _ringprof_torch _ringprof_tools >/dev/null 2>&1; then
+  PYTHONPATH="$BUILD/python:$ROOT/bench/gpu" LD_LIBRARY_PATH="$CUPTI_DIR" python3 bench/gpu/torch_ops_gpu.py "$OUT" \
+    || fail "ringprof.torch: kernels not attributed to operators (above)"
+else
+  echo "run_gpu_checks: the build has no Python package (pybind11 or PyTorch's headers missing); skipped"
+fi
 echo "run_gpu_checks: all checks passed"
