@@ -45,11 +45,24 @@ def start(**settings):
 
     start(dir="runs/ringprof", mode="detailed", sample_hz=0, schedule="wait=1,active=2")
     """
+    global _session_dir
     env = {"RINGPROF_" + key.upper(): _setting_text(value) for key, value in settings.items()}
-    started = _ringprof._start(env)
+    started, directory = _ringprof._start(env)
     if started:
+        _session_dir = _os.path.abspath(directory)
         _run_listeners(_start_listeners)
     return started
+
+
+def _recording_dir():
+    """Where this process's files go: start()'s directory, or for a session
+    the library started (RINGPROF_AUTOSTART), RINGPROF_DIR or its default."""
+    if _session_dir is not None:
+        return _session_dir
+    return _os.path.abspath(_os.environ.get("RINGPROF_DIR") or "ringprof")
+
+
+_session_dir = None
 
 
 def stop():
@@ -177,8 +190,7 @@ def _after_fork_child():
     # when the child registers a callback or already has some.
     global _callback_thread, _callbacks_lock
     _callbacks_lock = _threading.Lock()
-    _callback_thread = None
-    _ringprof._windows_after_fork_child()
+    _callback_thread = None  # (the queue was reset by a C fork handler: py_windows.cpp)
     if _callbacks and not _callbacks_closed:
         _ensure_callback_thread()
     # RINGPROF_FORK=record: the child records into its own files. A

@@ -115,7 +115,14 @@ def _schedule_params(schedule):
         return None
     if not {"wait", "warmup", "active"} <= values.keys():
         return None
-    return {k: int(values.get(k, 0)) for k in ("skip_first", "wait", "warmup", "active", "repeat")}
+    params = {k: int(values.get(k, 0)) for k in ("skip_first", "wait", "warmup", "active", "repeat")}
+    # Newer PyTorch: skip_first_wait drops the first cycle's wait, which is
+    # the same as skipping `wait` fewer steps first.
+    if values.get("skip_first_wait"):
+        if params["skip_first"] < params["wait"]:
+            return None
+        params["skip_first"] -= params["wait"]
+    return params
 
 
 def _warn_once(what):
@@ -212,9 +219,11 @@ class profile:
                 train(batch)
                 p.step()
 
-    Operators are recorded at the ops level (sampled outside windows by
-    default); the schedule's active steps are ringprof windows, where every
-    operator is recorded, and at the end
+    Inside the block, p.step() is the step boundary: it calls ringprof.step(),
+    so the loop must not call ringprof.step() too (the schedule counts every
+    step of the process). Operators are recorded at the ops level (sampled
+    outside windows by default); the schedule's active steps are ringprof
+    windows, where every operator is recorded, and at the end
     of each, on_trace_ready(p) runs in the step() call, as torch runs it, with
     export_chrome_trace() and key_averages() covering that window. Without a
     schedule the whole `with` block is one window. When ringprof is not
@@ -270,7 +279,8 @@ class profile:
             self._own_session = _ringprof.start(**self._settings)
         elif self._settings:
             _warn_once("ringprof is already recording; settings %s ignored" % sorted(self._settings))
-        self._dir = _recording_dir(self._settings)
+        self._dir = _ringprof._recording_dir()
+        self._windows = _queue.Queue()  # only this block's windows
         if _ext._level() == _LEVELS["off"]:
             set_ops_level("sampled")
         self._callback = _ringprof.on_window_complete(self._windows.put)
@@ -306,7 +316,7 @@ class profile:
     def export_chrome_trace(self, path):
         """Writes the last completed window as a Chrome trace (gzipped when path ends in .gz)."""
         from . import _ringprof_tools
-        result = _ringprof_tools.chrome_trace([self._dir], str(path), self._window_id())
+        result = _ringprof_tools.chrome_trace(self._files(), str(path), self._window_id())
         for line in result["problems"]:
             print(line, file=_sys.stderr)
 
@@ -315,7 +325,7 @@ class profile:
         from . import _ringprof_tools
         if group_by_input_shape or group_by_stack_n:
             _warn_once("key_averages() groups by operator name only")
-        return KeyAverages(_ringprof_tools.table([self._dir], self._window_id()))
+        return KeyAverages(_ringprof_tools.table(self._files(), self._window_id()))
 
     @property
     def window_id(self):
@@ -323,6 +333,15 @@ class profile:
         return self._window
 
     # -- internals --
+
+    def _files(self):
+        """This process's files: window ids are per process, and the directory
+        may hold other runs' files or forked workers' (ringprof-PID-...)."""
+        import glob
+        files = sorted(glob.glob(_os.path.join(glob.escape(self._dir), "ringprof-%d-*.rpf*" % _os.getpid())))
+        if not files:
+            raise RuntimeError("ringprof.torch.profile: no files of this process in %s" % self._dir)
+        return files
 
     def _window_id(self):
         if self._window is None:
@@ -346,16 +365,18 @@ class profile:
         return "save" if pos == cycle - 1 else "record"
 
     def _deliver(self):
+        if not _ringprof.is_recording():
+            return  # no window was recorded (RINGPROF_DISABLE=1, or start() failed)
         _ringprof.flush()  # the window's events into the files; its callback follows
         try:
-            self._window = self._windows.get(timeout=30)
+            window = self._windows.get(timeout=10)
+            while not self._windows.empty():  # a trigger's window may have closed too: the latest is ours
+                window = self._windows.get_nowait()
         except _queue.Empty:
-            _warn_once("a window did not complete within 30 s; on_trace_ready skipped")
+            _warn_once("a window did not complete within 10 s; on_trace_ready skipped")
             return
+        self._window = window
         if self._on_trace_ready is not None:
             self._on_trace_ready(self)
 
 
-def _recording_dir(settings):
-    d = settings.get("dir") or _os.environ.get("RINGPROF_DIR") or "ringprof"
-    return _os.path.abspath(d)

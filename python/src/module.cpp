@@ -26,12 +26,13 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "%s\n", w.c_str());
 }
 
-bool py_start(const std::map<std::string, std::string>& settings) {
+// Returns whether recording started, and the directory its files go to.
+std::pair<bool, std::string> py_start(const std::map<std::string, std::string>& settings) {
   std::vector<std::string> warnings;
   const Config config = python::config_from_settings(settings, &warnings);
   print_warnings(warnings);
   py::gil_scoped_release release;
-  return start(config);
+  return {start(config), config.dir};
 }
 
 // Names given from Python must outlive the process's recording: interned.
@@ -126,5 +127,4 @@ PYBIND11_MODULE(_ringprof, m) {
   });
   m.def("_windows_close", &python::windows_close);
   m.def("_windows_reopen", &python::windows_reopen);
-  m.def("_windows_after_fork_child", &python::windows_after_fork_child);
 }

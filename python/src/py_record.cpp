@@ -42,7 +42,9 @@ const SourceLocation* caller_site(PyObject* name) {
   if (!frame) return nullptr;
   PyCodeObject* code = PyFrame_GetCode(frame);
 #if PY_VERSION_HEX >= 0x030B0000
-  const int lasti = PyFrame_GetLasti(frame);
+  const int lasti = PyFrame_GetLasti(frame);  // bytes
+#elif PY_VERSION_HEX >= 0x030A0000
+  const int lasti = frame->f_lasti * static_cast<int>(sizeof(_Py_CODEUNIT));  // 3.10 counts instructions
 #else
   const int lasti = frame->f_lasti;
 #endif
@@ -68,8 +70,13 @@ struct ZoneObject {
   PyObject_HEAD
   const SourceLocation* loc;  // null: past the site cap, record `name` inline
   PyObject* name;             // the name given (null: unnamed), kept for decorating
-  uint64_t recorded;          // bit d: the entry at nesting depth d was recorded
+  // The entries of the thread that entered it first (its owner, until its
+  // depth is back to 0): bit d says whether the entry at depth d was recorded.
+  // Other threads entering the same object meanwhile (a module-level Zone
+  // used by several threads) keep their bits in their own thread's stack.
+  uint64_t recorded;
   uint32_t depth;
+  unsigned long owner;        // PyThread_get_thread_ident() of the owner; 0: none
 };
 
 PyTypeObject* g_zone_type = nullptr;
@@ -87,26 +94,61 @@ bool begin_zone(const SourceLocation* loc, PyObject* name) {
   return zone_begin(text);
 }
 
+// A bit stack: bit d of `bits` says whether the entry at depth d was recorded.
+// Deeper than 64, a recorded begin is ended at once, so the thread's zones
+// stay balanced.
+struct BitStack {
+  uint64_t bits = 0;
+  uint32_t depth = 0;
+  void push(bool recorded) {
+    if (depth < 64) {
+      if (recorded) bits |= (1ull << depth);
+      else bits &= ~(1ull << depth);
+    } else if (recorded) {
+      zone_end();
+    }
+    ++depth;
+  }
+  bool pop() {
+    if (depth == 0) return false;
+    --depth;
+    return depth < 64 && (bits >> depth & 1);
+  }
+};
+
+// Entries of Zone objects another thread owns, made on this thread.
+thread_local BitStack t_foreign_entries;
+
 PyObject* zone_enter(PyObject* self_obj, PyObject*) {
   auto* self = reinterpret_cast<ZoneObject*>(self_obj);
   const bool on = begin_zone(self->loc, self->name);
-  if (self->depth < 64) {
-    if (on) self->recorded |= (1ull << self->depth);
-    else self->recorded &= ~(1ull << self->depth);
-  } else if (on) {
-    zone_end();  // deeper than the bit stack tracks: keep the thread's zones balanced
+  const unsigned long me = PyThread_get_thread_ident();
+  if (self->depth == 0) self->owner = me;
+  if (self->owner == me) {
+    BitStack b{self->recorded, self->depth};
+    b.push(on);
+    self->recorded = b.bits;
+    self->depth = b.depth;
+  } else {
+    t_foreign_entries.push(on);
   }
-  ++self->depth;
   Py_INCREF(self_obj);
   return self_obj;
 }
 
 PyObject* zone_exit(PyObject* self_obj, PyObject* const*, Py_ssize_t) {
   auto* self = reinterpret_cast<ZoneObject*>(self_obj);
-  if (self->depth > 0) {
-    --self->depth;
-    if (self->depth < 64 && (self->recorded >> self->depth & 1)) zone_end();
+  bool recorded;
+  if (self->depth > 0 && self->owner == PyThread_get_thread_ident()) {
+    BitStack b{self->recorded, self->depth};
+    recorded = b.pop();
+    self->recorded = b.bits;
+    self->depth = b.depth;
+    if (self->depth == 0) self->owner = 0;
+  } else {
+    recorded = t_foreign_entries.pop();
   }
+  if (recorded) zone_end();
   Py_RETURN_FALSE;  // never swallows the exception
 }
 
@@ -161,6 +203,7 @@ PyObject* new_zone(const SourceLocation* loc, PyObject* name) {
   Py_XINCREF(name);
   z->recorded = 0;
   z->depth = 0;
+  z->owner = 0;
   return reinterpret_cast<PyObject*>(z);
 }
 
@@ -194,6 +237,7 @@ PyObject* zoned_descr_get(PyObject* self, PyObject* obj, PyObject*) {
 
 int zoned_traverse(PyObject* self_obj, visitproc visit, void* arg) {
   auto* self = reinterpret_cast<ZonedFunction*>(self_obj);
+  Py_VISIT(Py_TYPE(self_obj));  // instances of heap types hold their type
   Py_VISIT(self->func);
   Py_VISIT(self->dict);
   return 0;
@@ -214,6 +258,16 @@ void zoned_dealloc(PyObject* self_obj) {
   type->tp_free(self_obj);
   Py_DECREF(type);
 }
+
+// Pickled by reference, as the function it wraps would be: the module
+// attribute of its __qualname__ is this wrapper (multiprocessing, pickle).
+PyObject* zoned_reduce(PyObject* self_obj, PyObject*) {
+  return PyObject_GetAttrString(self_obj, "__qualname__");
+}
+
+PyMethodDef zoned_methods[] = {
+    {"__reduce__", zoned_reduce, METH_NOARGS, "Pickles the function by its qualified name."},
+    {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef zoned_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
@@ -361,9 +415,10 @@ PyObject* py_set_level_hook(PyObject*, PyObject* hook) {
     PyErr_SetString(PyExc_TypeError, "the level hook must be callable or None");
     return nullptr;
   }
-  Py_XDECREF(g_level_hook);
+  PyObject* old = g_level_hook;
   g_level_hook = hook == Py_None ? nullptr : hook;
   Py_XINCREF(g_level_hook);
+  Py_XDECREF(old);
   Py_RETURN_NONE;
 }
 
@@ -406,6 +461,7 @@ PyType_Slot zoned_slots[] = {
     {Py_tp_clear, reinterpret_cast<void*>(zoned_clear)},
     {Py_tp_dealloc, reinterpret_cast<void*>(zoned_dealloc)},
     {Py_tp_getset, zoned_getset},
+    {Py_tp_methods, zoned_methods},
     {Py_tp_members, zoned_members},
     {0, nullptr}};
 PyType_Spec zoned_spec = {"ringprof.ZonedFunction", sizeof(ZonedFunction), 0,

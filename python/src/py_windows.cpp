@@ -6,6 +6,7 @@
 #include <deque>
 #include <mutex>
 #include <new>
+#include <pthread.h>
 
 #include "ringprof/ops.h"
 
@@ -36,6 +37,9 @@ void windows_listen() {
     if (g_queue->listening) return;
     g_queue->listening = true;
   }
+  // In a C handler, not Python's after-fork hook: the core's own child
+  // handler may already have a drainer announcing windows when Python's runs.
+  pthread_atfork(nullptr, nullptr, windows_after_fork_child);
   on_window_complete([](uint64_t id) {
     WindowQueue* q = g_queue;
     {

@@ -19,8 +19,9 @@ bool next_window(double timeout_s, uint64_t* id);
 // Wakes every waiter and makes next_window() return false until reopened.
 void windows_close();
 void windows_reopen();
-// In a forked child: the queue's lock may have been held by a thread that
-// does not exist there; start over with an empty queue.
+// In a forked child (a pthread_atfork handler windows_listen() installs): the
+// queue's lock may have been held by a thread that does not exist there;
+// start over with an empty queue.
 void windows_after_fork_child();
 
 }  // namespace ringprof::python

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <mutex>
+#include <new>
+#include <pthread.h>
 #include <string_view>
 #include <unordered_set>
 
@@ -85,7 +87,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   return nullptr;
 }
 
-void on_end(const at::RecordFunction&, at::ObserverContext*) {
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  // An operator ended on another thread than the one it began on (an async
+  // RecordFunction: RPC, ends run from a future's callback) cannot end its
+  // zone there, and must not pop this thread's stack: it is left open.
+  if (fn.threadId() != at::RecordFunction::currentThreadId()) return;
   ThreadOps& t = t_ops;
   if (t.depth == 0) return;  // began before the callbacks were registered
   --t.depth;
@@ -95,9 +101,9 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
 // Registers the callback `detailed` and the ops level call for, replacing
 // the one registered. An operator that began under the old callback still
 // gets its end from it (RecordFunction keeps the callbacks it started with).
-void apply_locked(bool detailed) {
+void apply_locked(bool detailed, bool off) {
   double want = 0;
-  if (g_following) {
+  if (g_following && !off) {
     switch (g_level.load()) {
       case kAlwaysOn: want = 1; break;
       case kSampled: want = detailed ? 1 : g_sampling.load(); break;
@@ -118,6 +124,39 @@ void apply_locked(bool detailed) {
   g_registered = want;
 }
 
+// What the effective level calls for now: nothing at Off (set_mode("off"),
+// or recording stopped without the package's stop listener: a signal, a
+// worker's finalizer), every operator at Detailed, the level's choice else.
+void apply_current_locked() {
+  const ringprof::Mode m = ringprof::mode();
+  apply_locked(m == ringprof::Mode::Detailed, m == ringprof::Mode::Off);
+}
+
+// fork(): the child has one thread, so g_mu may be held by a thread that is
+// not there (the drainer, in a level callback), and its level subscribers are
+// gone (the core resets them). The child starts over: a fresh lock, and the
+// callback kept only when the child records (RINGPROF_FORK=record restarts
+// recording in the core's own child handler, which runs before this one).
+void before_fork() { g_mu.lock(); }
+void after_fork_parent() { g_mu.unlock(); }
+void after_fork_child() {
+  new (&g_mu) std::mutex();
+  g_level_subscription = -1;
+  if (g_following && ringprof::is_recording()) {
+    g_level_subscription = ringprof::on_level_change([](ringprof::Mode) {
+      std::lock_guard<std::mutex> l(g_mu);
+      apply_current_locked();
+    });
+  } else {
+    g_following = false;
+  }
+  apply_current_locked();
+}
+[[maybe_unused]] const bool g_fork_handlers = [] {
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  return true;
+}();
+
 }  // namespace
 
 void enable() {
@@ -126,22 +165,23 @@ void enable() {
   if (g_level_subscription < 0)
     g_level_subscription = ringprof::on_level_change([](ringprof::Mode m) {
       std::lock_guard<std::mutex> l(g_mu);
-      apply_locked(m == ringprof::Mode::Detailed);
+      (void)m;  // the level now, not the one announced: a later change may have passed it
+      apply_current_locked();
     });
-  apply_locked(ringprof::detailed());
+  apply_current_locked();
 }
 
 void disable() {
   std::lock_guard<std::mutex> lock(g_mu);
   g_following = false;
-  apply_locked(false);
+  apply_locked(false, true);
   if (g_level_subscription >= 0) ringprof::remove_level_callback(g_level_subscription);
   g_level_subscription = -1;
 }
 
 void sync() {
   std::lock_guard<std::mutex> lock(g_mu);
-  apply_locked(ringprof::detailed());
+  apply_current_locked();
 }
 
 bool enabled() {

@@ -11,6 +11,14 @@ import ringprof
 import support
 
 
+SHARED_ZONE = ringprof.zone("shared")
+
+
+@ringprof.zone
+def module_level_work(x):
+    return x * 3
+
+
 class ZoneTest(unittest.TestCase):
     def tearDown(self):
         if ringprof.is_recording():
@@ -114,6 +122,34 @@ class ZoneTest(unittest.TestCase):
                 pass
         ringprof.stop()
         self.assertEqual(support.calls(d), {"reentrant": 2})
+
+    def test_one_zone_object_shared_by_threads(self):
+        d = support.fresh_dir(self)
+        ringprof.start(dir=d, sample_hz=0)
+        barrier = threading.Barrier(4)
+
+        def work():
+            barrier.wait()
+            for _ in range(300):
+                with SHARED_ZONE:
+                    with SHARED_ZONE:
+                        pass
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ringprof.stop()
+        self.assertEqual(support.calls(d), {"shared": 4 * 300 * 2})
+        info = support.cli("info", d)
+        self.assertIn("zone_begin: 2400", info)
+        self.assertIn("zone_end: 2400", info)
+
+    def test_decorated_functions_pickle_by_reference(self):
+        import pickle
+        self.assertIs(pickle.loads(pickle.dumps(module_level_work)), module_level_work)
+        self.assertEqual(module_level_work(2), 6)
 
     def test_generators_and_coroutines_are_refused_at_decoration(self):
         def gen():

@@ -151,6 +151,37 @@ class TorchOpsTest(unittest.TestCase):
         d = self.record(loop)
         self.assertEqual(support.cli("info", d).count("zone_begin"), 0)
 
+    def test_level_off_removes_the_callback(self):
+        ringprof.start(dir=support.fresh_dir(self), sample_hz=0)
+        self.assertEqual(ringprof.torch._ext._registered_probability(), 1.0)
+        ringprof.set_mode("off")
+        self.assertEqual(ringprof.torch._ext._registered_probability(), 0.0)
+        ringprof.set_mode("always_on")
+        self.assertEqual(ringprof.torch._ext._registered_probability(), 1.0)
+
+    def test_forked_children_run_operators_and_steps(self):
+        for policy, expect in (("off", 0), ("record", 50)):
+            d = support.fresh_dir(self)
+            r = support.run_python(textwrap.dedent("""
+                import os, torch, ringprof, ringprof.torch
+                ringprof.torch.set_ops_level("always_on")
+                ringprof.start(dir=%r, sample_hz=0, fork=%r)
+                a = torch.ones(2)
+                pid = os.fork()
+                if pid == 0:
+                    for _ in range(50):
+                        torch.mul(a, a)
+                        ringprof.step()      # the level hook takes the capture's lock in the child
+                    ringprof.stop()
+                    os._exit(0)
+                _, status = os.waitpid(pid, 0)
+                print("child status", status)
+                ringprof.stop()
+            """ % (d, policy)), env={"RINGPROF_TORCH_OPS": "always_on"}, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("child status 0", r.stdout)
+            self.assertEqual(support.calls(d).get("aten::mul", 0), expect, policy)
+
     def test_callbacks_are_registered_only_while_recording(self):
         ext = ringprof.torch._ext
         self.assertFalse(ext._enabled())
@@ -256,6 +287,15 @@ class DropInProfileTest(unittest.TestCase):
         self.assertEqual(sum("record_shapes ignored" in l for l in lines), 1)
         self.assertEqual(sum("with_flops ignored" in l for l in lines), 1)
         self.assertEqual(sum("cannot read this schedule" in l for l in lines), 1)
+
+    def test_the_running_sessions_directory_is_read(self):
+        d = support.fresh_dir(self)
+        ringprof.start(dir=d, sample_hz=0)
+        loop = make_loop()
+        with ringprof.torch.profile() as p:  # no dir: the session's own
+            loop(2)
+        ringprof.stop()
+        self.assertEqual({r.key: r.count for r in p.key_averages()}["aten::addmm"], 4)
 
     def test_table_looks_like_torchs(self):
         _, traces = self.run_profile(2)
