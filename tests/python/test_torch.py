@@ -182,6 +182,31 @@ class TorchOpsTest(unittest.TestCase):
             self.assertIn("child status 0", r.stdout)
             self.assertEqual(support.calls(d).get("aten::mul", 0), expect, policy)
 
+    def test_dataloader_workers_record_into_their_own_files(self):
+        d = support.fresh_dir(self)
+        r = support.run_python(textwrap.dedent("""
+            import torch, ringprof, ringprof.torch
+            from torch.utils.data import DataLoader, Dataset
+            class Items(Dataset):
+                def __len__(self):
+                    return 24
+                def __getitem__(self, i):
+                    with ringprof.zone("load item"):
+                        return torch.full((2,), float(i))
+            ringprof.start(dir=%r, sample_hz=0, fork="record")
+            loader = DataLoader(Items(), batch_size=4, num_workers=2,
+                                multiprocessing_context="fork")
+            total = sum(float(b.sum()) for b in loader)
+            print("total", total)
+            ringprof.stop()
+        """ % d), timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("total %s" % float(2 * sum(range(24))), r.stdout)
+        rec = ringprof.open(d)
+        loads = [z for z in rec.zones if z.name == "load item"]
+        self.assertEqual(len(loads), 24)  # every item, in the workers' own files
+        self.assertEqual(len({z.pid for z in loads}), 2)
+
     def test_callbacks_are_registered_only_while_recording(self):
         ext = ringprof.torch._ext
         self.assertFalse(ext._enabled())
