@@ -125,7 +125,7 @@ def _schedule_params(schedule):
     return params
 
 
-def _warn_once(what):
+def _warn(what):
     print("ringprof: warning: ringprof.torch.profile: %s" % what, file=_sys.stderr)
 
 
@@ -172,7 +172,7 @@ class KeyAverages(list):
         if sort_by is not None:
             attr = _SORT_KEYS.get(sort_by)
             if attr is None:
-                _warn_once("sort_by=%r is not a column ringprof has; sorted by cpu_time_total" % (sort_by,))
+                _warn("sort_by=%r is not a column ringprof has; sorted by cpu_time_total" % (sort_by,))
                 attr = "cpu_time_total"
             rows.sort(key=lambda r: (-getattr(r, attr), r.key))
         if row_limit is not None and row_limit >= 0:
@@ -241,7 +241,7 @@ class profile:
         if schedule is not None:
             self._params = _schedule_params(schedule)
             if self._params is None:
-                _warn_once("cannot read this schedule (not made by torch.profiler.schedule); "
+                _warn("cannot read this schedule (not made by torch.profiler.schedule); "
                            "every step is recorded as one window")
         for name, value, why in (
                 ("record_shapes", record_shapes, "input shapes are not recorded yet"),
@@ -251,11 +251,11 @@ class profile:
                 ("with_modules", with_modules, "module hierarchy is not recorded"),
                 ("experimental_config", experimental_config, "not used")):
             if value:
-                _warn_once("%s ignored: %s" % (name, why))
+                _warn("%s ignored: %s" % (name, why))
         if activities is not None:
             for a in activities:
                 if getattr(a, "name", str(a)) not in _ACTIVITY_NAMES:
-                    _warn_once("activity %s ignored" % (a,))
+                    _warn("activity %s ignored" % (a,))
         self.step_num = 0
         self._own_session = False
         self._dir = None
@@ -278,7 +278,7 @@ class profile:
         if not _ringprof.is_recording():
             self._own_session = _ringprof.start(**self._settings)
         elif self._settings:
-            _warn_once("ringprof is already recording; settings %s ignored" % sorted(self._settings))
+            _warn("ringprof is already recording; settings %s ignored" % sorted(self._settings))
         self._dir = _ringprof._recording_dir()
         self._windows = _queue.Queue()  # only this block's windows
         if _ext._level() == _LEVELS["off"]:
@@ -324,7 +324,7 @@ class profile:
         """The operator table of the last completed window."""
         from . import _ringprof_tools
         if group_by_input_shape or group_by_stack_n:
-            _warn_once("key_averages() groups by operator name only")
+            _warn("key_averages() groups by operator name only")
         return KeyAverages(_ringprof_tools.table(self._files(), self._window_id()))
 
     @property
@@ -351,18 +351,8 @@ class profile:
     def _action(self, step):
         """What the schedule does at `step`: "none", "warmup", "record" or "save"."""
         p = self._params
-        if step < p["skip_first"]:
-            return "none"
-        step -= p["skip_first"]
-        cycle = p["wait"] + p["warmup"] + p["active"]
-        if p["repeat"] > 0 and step // cycle >= p["repeat"]:
-            return "none"
-        pos = step % cycle
-        if pos < p["wait"]:
-            return "none"
-        if pos < p["wait"] + p["warmup"]:
-            return "warmup"
-        return "save" if pos == cycle - 1 else "record"
+        return _ringprof._ringprof._schedule_action(p["skip_first"], p["wait"], p["warmup"], p["active"],
+                                                    p["repeat"], step)
 
     def _deliver(self):
         if not _ringprof.is_recording():
@@ -373,7 +363,7 @@ class profile:
             while not self._windows.empty():  # a trigger's window may have closed too: the latest is ours
                 window = self._windows.get_nowait()
         except _queue.Empty:
-            _warn_once("a window did not complete within 10 s; on_trace_ready skipped")
+            _warn("a window did not complete within 10 s; on_trace_ready skipped")
             return
         self._window = window
         if self._on_trace_ready is not None:

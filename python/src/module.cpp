@@ -103,6 +103,18 @@ PYBIND11_MODULE(_ringprof, m) {
     if (!text.empty() && !parse_duty_cycle(text, &d, &why)) throw py::value_error("duty cycle " + text + ": " + why);
     set_duty_cycle(d);
   });
+  // The core's own reading of a torch.profiler schedule: the drop-in profile
+  // asks it which steps end a cycle rather than redoing the arithmetic.
+  m.def("_schedule_action", [](uint32_t skip_first, uint32_t wait, uint32_t warmup, uint32_t active, uint32_t repeat,
+                               uint64_t step) {
+    switch (schedule_action(Schedule{skip_first, wait, warmup, active, repeat}, step)) {
+      case ScheduleAction::Warmup: return "warmup";
+      case ScheduleAction::Record: return "record";
+      case ScheduleAction::RecordAndSave: return "save";
+      case ScheduleAction::None: break;
+    }
+    return "none";
+  });
   m.def("request_window", &request_window, py::arg("steps") = 0, py::arg("duration_ns") = 0,
         "Asks for an on-demand detailed window; returns its id (0 when not recording).");
   m.def("flow_begin", [](uint64_t id, const std::optional<std::string>& name) {

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "py_names.h"
+#include "zone_bits.h"
 #include "ringprof/ringprof.h"
 
 namespace ringprof::python {
@@ -74,8 +75,7 @@ struct ZoneObject {
   // depth is back to 0): bit d says whether the entry at depth d was recorded.
   // Other threads entering the same object meanwhile (a module-level Zone
   // used by several threads) keep their bits in their own thread's stack.
-  uint64_t recorded;
-  uint32_t depth;
+  ZoneBits entries;
   unsigned long owner;        // PyThread_get_thread_ident() of the owner; 0: none
 };
 
@@ -94,44 +94,15 @@ bool begin_zone(const SourceLocation* loc, PyObject* name) {
   return zone_begin(text);
 }
 
-// A bit stack: bit d of `bits` says whether the entry at depth d was recorded.
-// Deeper than 64, a recorded begin is ended at once, so the thread's zones
-// stay balanced.
-struct BitStack {
-  uint64_t bits = 0;
-  uint32_t depth = 0;
-  void push(bool recorded) {
-    if (depth < 64) {
-      if (recorded) bits |= (1ull << depth);
-      else bits &= ~(1ull << depth);
-    } else if (recorded) {
-      zone_end();
-    }
-    ++depth;
-  }
-  bool pop() {
-    if (depth == 0) return false;
-    --depth;
-    return depth < 64 && (bits >> depth & 1);
-  }
-};
-
 // Entries of Zone objects another thread owns, made on this thread.
-thread_local BitStack t_foreign_entries;
+thread_local ZoneBits t_foreign_entries;
 
 PyObject* zone_enter(PyObject* self_obj, PyObject*) {
   auto* self = reinterpret_cast<ZoneObject*>(self_obj);
   const bool on = begin_zone(self->loc, self->name);
   const unsigned long me = PyThread_get_thread_ident();
-  if (self->depth == 0) self->owner = me;
-  if (self->owner == me) {
-    BitStack b{self->recorded, self->depth};
-    b.push(on);
-    self->recorded = b.bits;
-    self->depth = b.depth;
-  } else {
-    t_foreign_entries.push(on);
-  }
+  if (self->entries.depth == 0) self->owner = me;
+  (self->owner == me ? self->entries : t_foreign_entries).push(on);
   Py_INCREF(self_obj);
   return self_obj;
 }
@@ -139,12 +110,9 @@ PyObject* zone_enter(PyObject* self_obj, PyObject*) {
 PyObject* zone_exit(PyObject* self_obj, PyObject* const*, Py_ssize_t) {
   auto* self = reinterpret_cast<ZoneObject*>(self_obj);
   bool recorded;
-  if (self->depth > 0 && self->owner == PyThread_get_thread_ident()) {
-    BitStack b{self->recorded, self->depth};
-    recorded = b.pop();
-    self->recorded = b.bits;
-    self->depth = b.depth;
-    if (self->depth == 0) self->owner = 0;
+  if (self->entries.depth > 0 && self->owner == PyThread_get_thread_ident()) {
+    recorded = self->entries.pop();
+    if (self->entries.depth == 0) self->owner = 0;
   } else {
     recorded = t_foreign_entries.pop();
   }
@@ -201,8 +169,7 @@ PyObject* new_zone(const SourceLocation* loc, PyObject* name) {
   z->loc = loc;
   z->name = name;
   Py_XINCREF(name);
-  z->recorded = 0;
-  z->depth = 0;
+  z->entries = ZoneBits{};
   z->owner = 0;
   return reinterpret_cast<PyObject*>(z);
 }

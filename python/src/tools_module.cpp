@@ -20,42 +20,32 @@ using namespace ringprof;
 
 namespace {
 
-// Problems the reader met (damaged files) are the caller's to see, one line
-// each, as the CLI prints them; nothing is thrown for them.
-std::vector<std::string> problem_lines(const TraceReader& reader) {
-  std::vector<std::string> out;
-  for (const Problem& p : reader.problems()) out.push_back(format_problem(p));
-  return out;
-}
-
+// Each call first finds the window (find_window, without the GIL): an id the
+// files do not mark is a ValueError, raised once the GIL is back.
 WindowSpec window_spec(std::optional<uint64_t> window_id) {
   WindowSpec w;
   w.window_id = window_id;
   return w;
 }
 
-void check_window(TraceReader& reader, const WindowSpec& spec) {
-  if (spec.empty()) return;
-  std::string error;
-  if (!resolve_trace_window(reader, spec, &error)) throw py::value_error(error);
-}
-
 py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> window_id, const std::string& thread) {
   TableResult result;
   std::vector<std::string> problems;
+  std::string error;
+  bool window_ok;
   {
     py::gil_scoped_release release;
     TraceReader reader(paths);
-    TableOptions options;
-    options.window = window_spec(window_id);
-    options.thread = thread;
-    {
-      py::gil_scoped_acquire acquire;  // a bad window id is a Python error
-      check_window(reader, options.window);
+    window_ok = python::find_window(reader, window_id, &error).has_value();
+    if (window_ok) {
+      TableOptions options;
+      options.window = window_spec(window_id);
+      options.thread = thread;
+      result = compute_table(reader, options);
+      problems = python::problem_lines(reader);
     }
-    result = compute_table(reader, options);
-    problems = problem_lines(reader);
   }
+  if (!window_ok) throw py::value_error(error);
   py::list rows;
   for (const TableRow& r : result.rows) {
     py::dict row;
@@ -90,14 +80,13 @@ py::dict chrome_trace(const std::vector<std::string>& paths, const std::string& 
   {
     py::gil_scoped_release release;
     TraceReader reader(paths);
-    ChromeTraceOptions options;
-    options.window = window_spec(window_id);
-    {
-      py::gil_scoped_acquire acquire;
-      check_window(reader, options.window);
+    ok = python::find_window(reader, window_id, &error).has_value();
+    if (ok) {
+      ChromeTraceOptions options;
+      options.window = window_spec(window_id);
+      ok = write_chrome_trace_file(reader, options, out, &stats, &error);
+      problems = python::problem_lines(reader);
     }
-    ok = write_chrome_trace_file(reader, options, out, &stats, &error);
-    problems = problem_lines(reader);
   }
   if (!ok) throw py::value_error(error);
   py::dict d;

@@ -161,27 +161,35 @@ void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
     }
   });
   if (current) tracker.finish();
-  for (const Problem& pr : reader.problems()) out.problems.push_back(format_problem(pr));
+  out.problems = problem_lines(reader);
   for (const std::string& w : resolver.take_warnings()) out.problems.push_back(w);
 }
 
 }  // namespace
 
+std::optional<TimeWindow> find_window(TraceReader& reader, std::optional<uint64_t> window_id, std::string* error) {
+  if (!window_id) return TimeWindow{};
+  WindowSpec spec;
+  spec.window_id = window_id;
+  return resolve_trace_window(reader, spec, error);
+}
+
+std::vector<std::string> problem_lines(const TraceReader& reader) {
+  std::vector<std::string> out;
+  for (const Problem& p : reader.problems()) out.push_back(format_problem(p));
+  return out;
+}
+
 py::dict read_records(const std::vector<std::string>& paths, std::optional<uint64_t> window_id) {
   Collected c;
   std::string error;
-  bool window_ok = true;
+  bool window_ok;
   {
     py::gil_scoped_release release;
     TraceReader reader(paths);
-    TimeWindow window;
-    if (window_id) {
-      WindowSpec spec;
-      spec.window_id = window_id;
-      if (auto w = resolve_trace_window(reader, spec, &error)) window = *w;
-      else window_ok = false;
-    }
-    if (window_ok) collect(reader, window, c);
+    const std::optional<TimeWindow> window = find_window(reader, window_id, &error);
+    window_ok = window.has_value();
+    if (window_ok) collect(reader, *window, c);
   }
   if (!window_ok) throw py::value_error(error);
   py::dict d;

@@ -12,6 +12,7 @@
 
 #include "ringprof/ringprof.h"
 #include "torch_names.h"
+#include "zone_bits.h"
 
 namespace ringprof::torch_ops {
 namespace {
@@ -43,8 +44,7 @@ constexpr const char* kFlowName = "fwdbwd";
 // One thread-local block, so a callback pays for one TLS lookup (a call, in
 // a library loaded with dlopen) instead of several.
 struct ThreadOps {
-  uint64_t recorded = 0;
-  uint32_t depth = 0;
+  python::ZoneBits open;
   int64_t last_forward_seq = -1;
   NameCacheEntry names[kNameCacheSlots] = {};
 };
@@ -77,13 +77,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       }
     }
   }
-  if (t.depth < 64) {
-    if (on) t.recorded |= (1ull << t.depth);
-    else t.recorded &= ~(1ull << t.depth);
-  } else if (on) {
-    zone_end();  // deeper than the bits track: keep the thread's zones balanced
-  }
-  ++t.depth;
+  t.open.push(on);
   return nullptr;
 }
 
@@ -93,9 +87,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   // zone there, and must not pop this thread's stack: it is left open.
   if (fn.threadId() != at::RecordFunction::currentThreadId()) return;
   ThreadOps& t = t_ops;
-  if (t.depth == 0) return;  // began before the callbacks were registered
-  --t.depth;
-  if (t.depth < 64 && (t.recorded >> t.depth & 1)) zone_end();
+  if (t.open.pop()) zone_end();  // (nothing open: it began before the callbacks were registered)
 }
 
 // Registers the callback `detailed` and the ops level call for, replacing
@@ -137,16 +129,23 @@ void apply_current_locked() {
 // gone (the core resets them). The child starts over: a fresh lock, and the
 // callback kept only when the child records (RINGPROF_FORK=record restarts
 // recording in the core's own child handler, which runs before this one).
+// Subscribes to level changes (under g_mu), once.
+void follow_level_locked() {
+  if (g_level_subscription >= 0) return;
+  g_level_subscription = ringprof::on_level_change([](ringprof::Mode) {
+    // The level now, not the one announced: a later change may have passed it.
+    std::lock_guard<std::mutex> l(g_mu);
+    apply_current_locked();
+  });
+}
+
 void before_fork() { g_mu.lock(); }
 void after_fork_parent() { g_mu.unlock(); }
 void after_fork_child() {
   new (&g_mu) std::mutex();
   g_level_subscription = -1;
   if (g_following && ringprof::is_recording()) {
-    g_level_subscription = ringprof::on_level_change([](ringprof::Mode) {
-      std::lock_guard<std::mutex> l(g_mu);
-      apply_current_locked();
-    });
+    follow_level_locked();
   } else {
     g_following = false;
   }
@@ -162,12 +161,7 @@ void after_fork_child() {
 void enable() {
   std::lock_guard<std::mutex> lock(g_mu);
   g_following = true;
-  if (g_level_subscription < 0)
-    g_level_subscription = ringprof::on_level_change([](ringprof::Mode m) {
-      std::lock_guard<std::mutex> l(g_mu);
-      (void)m;  // the level now, not the one announced: a later change may have passed it
-      apply_current_locked();
-    });
+  follow_level_locked();
   apply_current_locked();
 }
 
