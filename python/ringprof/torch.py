@@ -18,6 +18,10 @@ Levels (set_ops_level, or RINGPROF_TORCH_OPS):
 Why sampling by default: any RecordFunction callback, even one that does
 nothing, makes PyTorch slower on every operator (docs/performance.md,
 "Python and PyTorch"); a sampled callback leaves most operators alone.
+
+Input shapes and dtypes (zone arguments "Input Dims" and "Input type") are
+recorded for every operator while the level is detailed, never outside it;
+set_ops_level(..., shapes=False) or RINGPROF_TORCH_SHAPES=0 leaves them out.
 """
 import os as _os
 import sys as _sys
@@ -31,11 +35,13 @@ _LEVELS = {"off": 0, "always_on": 1, "detailed": 2, "sampled": 3}
 _NAMES = {v: k for k, v in _LEVELS.items()}
 
 
-def set_ops_level(level, sampling=None):
+def set_ops_level(level, sampling=None, shapes=None):
     """Which operators are recorded: "sampled", "always_on", "detailed" or "off".
 
     sampling: the probability an operator is recorded at the "sampled" level
     outside detailed windows (0 < p <= 1).
+    shapes: whether operators recorded at the detailed level carry their input
+    shapes and dtypes (default True).
     """
     if level not in _LEVELS:
         raise ValueError("ringprof.torch ops level must be sampled, always_on, detailed or off, not %r" % (level,))
@@ -43,6 +49,8 @@ def set_ops_level(level, sampling=None):
         if not 0 < sampling <= 1:
             raise ValueError("ringprof.torch sampling must be in (0, 1], not %r" % (sampling,))
         _ext._set_sampling(float(sampling))
+    if shapes is not None:
+        _ext._set_record_shapes(bool(shapes))
     _ext._set_level(_LEVELS[level])
 
 
@@ -52,6 +60,11 @@ def ops_level():
 
 def ops_sampling():
     return _ext._sampling()
+
+
+def ops_shapes():
+    """Whether input shapes are recorded at the detailed level."""
+    return _ext._record_shapes()
 
 
 def _on_start():
@@ -80,6 +93,13 @@ def _read_environment():
         except ValueError:
             print("ringprof: warning: ignoring RINGPROF_TORCH_OPS_SAMPLING=%s (expected a probability in (0, 1]); "
                   "using the default" % sampling, file=_sys.stderr)
+    shapes = _os.environ.get("RINGPROF_TORCH_SHAPES")
+    if shapes:
+        if shapes in ("0", "1"):
+            _ext._set_record_shapes(shapes == "1")
+        else:
+            print("ringprof: warning: ignoring RINGPROF_TORCH_SHAPES=%s (expected 0 or 1); using the default"
+                  % shapes, file=_sys.stderr)
 
 
 _read_environment()
@@ -134,6 +154,9 @@ class _Row:
 
     def __init__(self, row):
         self.key = row["name"]
+        args = dict(a.split("=", 1) for a in row["args"].split("; ")) if row["args"] else {}
+        # torch's FunctionEventAvg.input_shapes is a list; ringprof keeps the text it recorded.
+        self.input_shapes = args.get("Input Dims", "")
         self.count = row["calls"]
         ns = 1000.0
         self.cpu_time_total = row["total_ns"] / ns          # microseconds, as torch reports them
@@ -161,8 +184,9 @@ class KeyAverages(list):
     """The operator table of one window: a list of rows (key, count, cpu_time_total, ...)
     with table() printing it as torch.profiler's key_averages().table() does."""
 
-    def __init__(self, result):
+    def __init__(self, result, by_shapes=False):
         super().__init__(_Row(r) for r in result["rows"])
+        self._by_shapes = by_shapes
         self._sum_self = result["sum_self_ns"] / 1000.0
         self._sum_gpu = result["sum_gpu_ns"] / 1000.0
         self._has_gpu = result["has_gpu"]
@@ -183,6 +207,8 @@ class KeyAverages(list):
         if self._has_gpu:
             cols += [("Self CUDA", 12), ("Self CUDA %", 12), ("CUDA total", 12), ("CUDA time avg", 13)]
         cols += [("# of Calls", 12)]
+        if self._by_shapes:
+            cols += [("Input Shapes", max([len("Input Shapes")] + [len(r.input_shapes) for r in rows]))]
         line = "-" * (width + 2 + sum(w + 2 for _, w in cols))
         out = [line, "  ".join(["Name".rjust(width)] + [c.rjust(w) for c, w in cols]), line]
         pct = lambda part, whole: "%.2f%%" % (100.0 * part / whole if whole else 0.0)
@@ -194,6 +220,8 @@ class KeyAverages(list):
                 cells += [_us(r.self_cuda_time_total), pct(r.self_cuda_time_total, self._sum_gpu),
                           _us(r.cuda_time_total), _us(r.cuda_time)]
             cells.append(str(r.count))
+            if self._by_shapes:
+                cells.append(r.input_shapes)
             out.append("  ".join([name.rjust(width)] + [c.rjust(w) for c, (_, w) in zip(cells, cols)]))
         out.append(line)
         out.append("Self CPU time total: %s" % _us(self._sum_self))
@@ -235,6 +263,8 @@ class profile:
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
                  experimental_config=None, use_cuda=None, **settings):
         self._settings = settings
+        self._record_shapes = bool(record_shapes)
+        self._shapes_before = None
         self._on_trace_ready = on_trace_ready
         self._schedule = schedule
         self._params = None
@@ -244,7 +274,6 @@ class profile:
                 _warn("cannot read this schedule (not made by torch.profiler.schedule); "
                            "every step is recorded as one window")
         for name, value, why in (
-                ("record_shapes", record_shapes, "input shapes are not recorded yet"),
                 ("profile_memory", profile_memory, "memory comes from libringprof_malloc.so (docs/memory.md)"),
                 ("with_stack", with_stack, "ringprof samples stacks instead (RINGPROF_SAMPLE_HZ)"),
                 ("with_flops", with_flops, "FLOPs are not estimated"),
@@ -283,6 +312,10 @@ class profile:
         self._windows = _queue.Queue()  # only this block's windows
         if _ext._level() == _LEVELS["off"]:
             set_ops_level("sampled")
+        # record_shapes: the windows' operators carry their input shapes, as
+        # torch's do; restored at stop().
+        self._shapes_before = _ext._record_shapes()
+        _ext._set_record_shapes(self._record_shapes)
         self._callback = _ringprof.on_window_complete(self._windows.put)
         if self._params is not None:
             _ringprof.set_schedule(**self._params)
@@ -306,7 +339,7 @@ class profile:
         self._open = False
         window_open = self._params is None or self._action(self.step_num) in ("record", "save")
         _ringprof.set_schedule()  # removes it, closing the window still open
-        _ext._sync()
+        _ext._set_record_shapes(self._shapes_before)  # (syncs the capture too)
         if window_open:
             self._deliver()
         _ringprof.remove_window_callback(self._callback)
@@ -321,11 +354,14 @@ class profile:
             print(line, file=_sys.stderr)
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
-        """The operator table of the last completed window."""
+        """The operator table of the last completed window; with
+        group_by_input_shape, one row per operator and input shapes (recorded
+        with record_shapes=True)."""
         from . import _ringprof_tools
-        if group_by_input_shape or group_by_stack_n:
-            _warn("key_averages() groups by operator name only")
-        return KeyAverages(_ringprof_tools.table(self._files(), self._window_id()))
+        if group_by_stack_n:
+            _warn("group_by_stack_n ignored: stacks are not recorded per operator")
+        return KeyAverages(_ringprof_tools.table(self._files(), self._window_id(), bool(group_by_input_shape)),
+                           bool(group_by_input_shape))
 
     @property
     def window_id(self):

@@ -344,6 +344,31 @@ PyObject* py_counter(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+// zone_arg(key, value): an argument of the innermost open zone. The key is
+// interned (its pointer must outlive the rings); the value is str(value).
+PyObject* py_zone_arg(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "ringprof.zone_arg takes a key (str) and a value");
+    return nullptr;
+  }
+  if (!is_recording()) Py_RETURN_NONE;
+  const std::string_view key = utf8(args[0]);
+  if (PyErr_Occurred()) return nullptr;
+  PyObject* text = args[1];
+  if (PyUnicode_Check(text)) Py_INCREF(text);
+  else text = PyObject_Str(text);
+  if (!text) return nullptr;
+  const std::string_view value = utf8(text);
+  if (!PyErr_Occurred()) {
+    name_thread_once();
+    // Past the name table's cap a new key has no static copy: the argument is left out.
+    if (const char* interned = intern_name(key)) zone_arg(interned, value);
+  }
+  Py_DECREF(text);
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NONE;
+}
+
 // Called after every step() and set_mode() from Python when set: a step can
 // open or close a detailed window, and what follows the level (ringprof.torch's
 // capture) should follow it from that very step, not a drain interval later.
@@ -401,6 +426,8 @@ PyMethodDef record_functions[] = {
      "zone(name=None): a zone as a context manager or decorator; zone(func) decorates func."},
     {"instant", RINGPROF_FASTCALL(py_instant), METH_FASTCALL, "instant(name): a point in time on this thread."},
     {"counter", RINGPROF_FASTCALL(py_counter), METH_FASTCALL, "counter(name, value): a sample of a numeric track."},
+    {"zone_arg", RINGPROF_FASTCALL(py_zone_arg), METH_FASTCALL,
+     "zone_arg(key, value): an argument (str(value)) of this thread's innermost open zone."},
     {"step", RINGPROF_FASTCALL(py_step), METH_FASTCALL,
      "step(number=None): an iteration boundary; returns the step's number."},
     {"_set_level_hook", py_set_level_hook, METH_O, "Internal: called after step() and set_mode()."},

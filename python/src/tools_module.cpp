@@ -28,7 +28,8 @@ WindowSpec window_spec(std::optional<uint64_t> window_id) {
   return w;
 }
 
-py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> window_id, const std::string& thread) {
+py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> window_id, bool group_by_args,
+               const std::string& thread) {
   TableResult result;
   std::vector<std::string> problems;
   std::string error;
@@ -41,6 +42,7 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
       TableOptions options;
       options.window = window_spec(window_id);
       options.thread = thread;
+      options.group_by_args = group_by_args;
       result = compute_table(reader, options);
       problems = python::problem_lines(reader);
     }
@@ -50,6 +52,7 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
   for (const TableRow& r : result.rows) {
     py::dict row;
     row["name"] = r.name;
+    row["args"] = r.args;
     row["calls"] = r.calls;
     row["total_ns"] = r.total_ns;
     row["self_ns"] = r.self_ns;
@@ -121,7 +124,8 @@ py::list windows(const std::vector<std::string>& paths) {
 
 PYBIND11_MODULE(_ringprof_tools, m) {
   m.doc() = "ringprof's analysis library; use ringprof.torch.profile or ringprof.open instead.";
-  m.def("table", &table, py::arg("paths"), py::arg("window_id") = py::none(), py::arg("thread") = "",
+  m.def("table", &table, py::arg("paths"), py::arg("window_id") = py::none(), py::arg("group_by_args") = false,
+        py::arg("thread") = "",
         "Per-name zone totals, as `ringprof table` computes them.");
   m.def("chrome_trace", &chrome_trace, py::arg("paths"), py::arg("out"), py::arg("window_id") = py::none(),
         "Writes a Chrome trace (JSON; gzipped when out ends in .gz).");

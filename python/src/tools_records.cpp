@@ -27,6 +27,7 @@ struct Zones {
   std::vector<uint32_t> pid, tid, depth, line;
   std::vector<std::string> thread, name, file;
   std::vector<uint64_t> start_ns, end_ns, dur_ns, self_ns;
+  std::vector<std::map<std::string, std::string>> args;  // zone_arg() key -> value text
 };
 struct Samples {
   std::vector<uint32_t> pid, tid;
@@ -89,6 +90,8 @@ void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
     c.dur_ns.push_back(z.duration_ns());
     c.self_ns.push_back(z.self_ns());
     c.depth.push_back(z.depth);
+    std::map<std::string, std::string>& args = c.args.emplace_back();
+    for (const ZoneArgIds& a : z.args) args[p.location_name(a.key)] = p.location_name(a.value);
   });
   reader.read([&](const SegmentView& v) {
     if (current != &v.process) {
@@ -198,7 +201,7 @@ py::dict read_records(const std::vector<std::string>& paths, std::optional<uint6
                         py::arg("start_ns") = c.zones.start_ns, py::arg("end_ns") = c.zones.end_ns,
                         py::arg("dur_ns") = c.zones.dur_ns, py::arg("self_ns") = c.zones.self_ns,
                         py::arg("depth") = c.zones.depth, py::arg("file") = c.zones.file,
-                        py::arg("line") = c.zones.line);
+                        py::arg("line") = c.zones.line, py::arg("args") = c.zones.args);
   d["samples"] = py::dict(py::arg("pid") = c.samples.pid, py::arg("tid") = c.samples.tid,
                           py::arg("thread") = c.samples.thread, py::arg("ts_ns") = c.samples.ts_ns,
                           py::arg("function") = c.samples.function, py::arg("stack") = c.samples.stack);

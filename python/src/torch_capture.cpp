@@ -4,8 +4,10 @@
 #include <ATen/record_function.h>
 
 #include <atomic>
+#include <charconv>
 #include <mutex>
 #include <new>
+#include <string>
 #include <pthread.h>
 #include <string_view>
 #include <unordered_set>
@@ -19,11 +21,13 @@ namespace {
 
 std::atomic<int> g_level{kSampled};
 std::atomic<double> g_sampling{0.01};
+std::atomic<bool> g_shapes{true};
 
 // Registration state, under g_mu.
 std::mutex g_mu;
 at::CallbackHandle g_handle = at::INVALID_CALLBACK_HANDLE;
 double g_registered = 0;    // the registered callback's probability; 0: none
+bool g_registered_inputs = false;  // ... and whether it records input shapes
 bool g_following = false;   // enable()d: recording, following the level
 int g_level_subscription = -1;
 at::CallbackHandle g_noop_handle = at::INVALID_CALLBACK_HANDLE;
@@ -37,6 +41,9 @@ const std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> kScopes{
     at::RecordScope::TORCHSCRIPT_FUNCTION};
 
 constexpr const char* kFlowName = "fwdbwd";
+// The argument keys torch.profiler's traces use for the same facts.
+constexpr const char* kInputDims = "Input Dims";
+constexpr const char* kInputType = "Input type";
 
 // Per thread: which open operators were recorded (a bit per nesting depth, so
 // an end is recorded only after a recorded begin) and the last forward
@@ -47,6 +54,9 @@ struct ThreadOps {
   python::ZoneBits open;
   int64_t last_forward_seq = -1;
   NameCacheEntry names[kNameCacheSlots] = {};
+  // Input shapes and types as text, built in buffers that keep their
+  // capacity, so a thread stops allocating once it has seen its longest.
+  std::string dims, types;
 };
 thread_local ThreadOps t_ops;
 
@@ -58,8 +68,8 @@ uint64_t flow_id(uint64_t thread, int64_t seq) {
   return (1ull << 52) | ((thread & 0xffull) << 44) | (static_cast<uint64_t>(seq) & ((1ull << 44) - 1));
 }
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  ThreadOps& t = t_ops;
+// The operator's ZoneBegin and flow; whether the zone was recorded.
+bool begin_op(const at::RecordFunction& fn, ThreadOps& t) {
   bool on = false;
   {
     const char* raw = fn.name();
@@ -78,6 +88,65 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     }
   }
   t.open.push(on);
+  return on;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  begin_op(fn, t_ops);
+  return nullptr;
+}
+
+// The operator's inputs as torch.profiler's record_shapes shows them: one
+// entry per input, a tensor's sizes and dtype ("[[64, 16], [16]]", "[float,
+// float]"), [] and "Scalar" for a number, [] and "TensorList" for a list of
+// tensors, [] and nothing for anything else (an undefined tensor, a string).
+void record_inputs(const at::RecordFunction& fn, ThreadOps& t) {
+  std::string& dims = t.dims;
+  std::string& types = t.types;
+  dims.assign(1, '[');
+  types.assign(1, '[');
+  bool first = true;
+  char number[24];
+  for (const c10::IValue& v : fn.inputs()) {
+    if (!first) {
+      dims += ", ";
+      types += ", ";
+    }
+    first = false;
+    dims += '[';
+    if (v.isTensor() && v.toTensor().defined()) {
+      const at::Tensor& x = v.toTensor();
+      // Nested and some sparse tensors have no sizes(): their entry stays [].
+      if (!x.is_nested()) {
+        bool first_size = true;
+        for (const int64_t s : x.sizes()) {
+          if (!first_size) dims += ", ";
+          first_size = false;
+          const auto [end, ec] = std::to_chars(number, number + sizeof number, s);
+          (void)ec;
+          dims.append(number, end);
+        }
+      }
+      const auto dtype = x.dtype().name();  // c10::string_view in some PyTorch versions
+      types.append(dtype.data(), dtype.size());
+    } else if (v.isScalar()) {
+      types += "Scalar";
+    } else if (v.isTensorList()) {
+      types += "TensorList";
+    }
+    dims += ']';
+  }
+  dims += ']';
+  types += ']';
+  zone_arg(kInputDims, dims);
+  zone_arg(kInputType, types);
+}
+
+// As on_start, and the operator's input shapes and types as its arguments
+// (registered with needsInputs at the detailed level).
+std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& fn) {
+  ThreadOps& t = t_ops;
+  if (begin_op(fn, t)) record_inputs(fn, t);
   return nullptr;
 }
 
@@ -103,17 +172,23 @@ void apply_locked(bool detailed, bool off) {
       default: want = 0;
     }
   }
-  if (want == g_registered) return;
+  // Input shapes cost a callback that copies the inputs' sizes: only while
+  // the effective level is detailed, as the capture's levels promise.
+  const bool inputs = want > 0 && detailed && g_shapes.load();
+  if (want == g_registered && inputs == g_registered_inputs) return;
   if (g_handle != at::INVALID_CALLBACK_HANDLE) at::removeCallback(g_handle);
   g_handle = at::INVALID_CALLBACK_HANDLE;
   if (want > 0) {
-    g_handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(on_start, on_end).samplingProb(want).scopes(kScopes));
+    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(inputs ? on_start_inputs : on_start, on_end)
+                                         .samplingProb(want)
+                                         .needsInputs(inputs)
+                                         .scopes(kScopes));
     // The files say how operators were sampled from here on (parts per million),
     // so counts can be scaled back: recorded / probability.
     ringprof::mark(kSamplingMark, static_cast<uint64_t>(want * 1e6 + 0.5));
   }
   g_registered = want;
+  g_registered_inputs = inputs;
 }
 
 // What the effective level calls for now: nothing at Off (set_mode("off"),
@@ -201,6 +276,18 @@ void set_sampling(double probability) {
 }
 
 double sampling() { return g_sampling.load(); }
+
+void set_record_shapes(bool on) {
+  g_shapes.store(on);
+  sync();
+}
+
+bool record_shapes() { return g_shapes.load(); }
+
+bool recording_inputs() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_registered_inputs;
+}
 
 namespace {
 std::unique_ptr<at::ObserverContext> noop_start(const at::RecordFunction&) { return nullptr; }

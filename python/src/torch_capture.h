@@ -42,6 +42,14 @@ bool enabled();
 void sync();
 // The probability the registered callback samples with; 0 when none is.
 double registered_probability();
+// Input shapes and dtypes (zone arguments "Input Dims" and "Input type", as
+// torch.profiler's record_shapes names them): recorded for every operator
+// while the effective level is detailed and this is on (the default), never
+// outside detailed. Off: detailed windows record operators without them.
+void set_record_shapes(bool on);
+bool record_shapes();
+// Whether the registered callback records input shapes now.
+bool recording_inputs();
 
 // Benchmarks: a global callback that does nothing, registered as the
 // capture's is (same scopes): the floor of any capture through RecordFunction.

@@ -57,8 +57,13 @@ enum class EventKind : uint8_t {
                      // address in its own column.
   Free = 14,         // a block freed: as Alloc; p1 = its size when the caller
                      // knows it, else 0 (the tools take the size from the Alloc)
+  ZoneArg = 15,      // an argument of the thread's innermost open zone (input
+                     // shapes, a request id). In a ring: the value's text
+                     // inline (ref Inline, length in `extra`), p1 = the key, a
+                     // `const char*` with static storage. In the file: loc = the
+                     // key (a location), value = the value text's location id.
 };
-inline constexpr uint8_t kEventKindCount = 15;
+inline constexpr uint8_t kEventKindCount = 16;
 
 // How p0 of an event names it.
 enum class NameRef : uint8_t {
@@ -109,7 +114,8 @@ constexpr bool kind_goes_to_file(EventKind k) noexcept {
     case EventKind::Step:
     case EventKind::Mark:
     case EventKind::Alloc:
-    case EventKind::Free: return true;
+    case EventKind::Free:
+    case EventKind::ZoneArg: return true;
     case EventKind::None:
     case EventKind::ThreadName:
     case EventKind::Continuation:
@@ -121,7 +127,8 @@ constexpr bool kind_goes_to_file(EventKind k) noexcept {
 // Kinds whose `loc` names the event in the file (a location id).
 constexpr bool kind_has_location(EventKind k) noexcept {
   return k == EventKind::ZoneBegin || k == EventKind::Instant || k == EventKind::Counter ||
-         k == EventKind::FlowBegin || k == EventKind::Mark || k == EventKind::Alloc || k == EventKind::Free;
+         k == EventKind::FlowBegin || k == EventKind::Mark || k == EventKind::Alloc || k == EventKind::Free ||
+         k == EventKind::ZoneArg;
 }
 
 // Memory events: they carry an address (p0 in a ring, its own column in the file).
@@ -134,8 +141,11 @@ constexpr bool kind_has_stack(EventKind k) noexcept { return k == EventKind::Sam
 constexpr bool kind_has_value(EventKind k) noexcept {
   return k == EventKind::Counter || k == EventKind::FlowBegin || k == EventKind::FlowStep ||
          k == EventKind::FlowEnd || k == EventKind::Step || k == EventKind::Mark || k == EventKind::Alloc ||
-         k == EventKind::Free;
+         k == EventKind::Free || k == EventKind::ZoneArg;
 }
+
+// Kinds whose value is a location id too (a second name: an argument's text).
+constexpr bool kind_value_is_location(EventKind k) noexcept { return k == EventKind::ZoneArg; }
 
 inline uint64_t double_bits(double v) noexcept {
   uint64_t b;

@@ -42,6 +42,8 @@ int ringprof_is_recording(void);
 int ringprof_zone_begin(const ringprof_source_location* loc);
 int ringprof_zone_begin_name(const char* name, size_t len);
 void ringprof_zone_end(void);
+/* An argument of the innermost open zone: static key, value copied (len bytes). */
+void ringprof_zone_arg(const char* static_key, const char* value, size_t len);
 void ringprof_instant(const ringprof_source_location* loc);
 void ringprof_instant_name(const char* name, size_t len);
 void ringprof_counter(const char* static_name, double value);

@@ -17,6 +17,8 @@ char g_inline_name[kMaxInlineName];  // one run-time name at a time (only the cr
 
 // Memory events (Alloc/Free) are left out of a crash flush: their pool names
 // would need the pool table, and the crash segment format has no address field.
+// Zone arguments (ZoneArg) too: the crash format names an event once, and an
+// argument needs two names (key and value).
 bool file_kind(EventKind k) noexcept {
   const auto v = static_cast<uint8_t>(k);
   return (v >= static_cast<uint8_t>(EventKind::ZoneBegin) && v <= static_cast<uint8_t>(EventKind::Step)) ||

@@ -512,6 +512,11 @@ void Drainer::drain_ring(ThreadState& t) {
             out.loc = locations_.for_runtime_name(name_buffer_, &stable);
             out.ref = NameRef::StaticString;  // from here on p0 points at the interned copy
             out.p0 = reinterpret_cast<uintptr_t>(stable);
+            if (e.kind == EventKind::ZoneArg) {
+              // The inline text is the value; the key came as a static string in p1.
+              out.p1 = out.loc;
+              out.loc = locations_.for_static_string(reinterpret_cast<const char*>(e.p1));
+            }
           }
           break;
         }

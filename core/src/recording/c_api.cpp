@@ -18,6 +18,9 @@ int ringprof_zone_begin_name(const char* name, size_t len) {
   return ringprof::zone_begin(std::string_view(name ? name : "", name ? len : 0)) ? 1 : 0;
 }
 void ringprof_zone_end(void) { ringprof::zone_end(); }
+void ringprof_zone_arg(const char* static_key, const char* value, size_t len) {
+  ringprof::zone_arg(static_key, std::string_view(value ? value : "", value ? len : 0));
+}
 void ringprof_instant(const ringprof_source_location* loc) { ringprof::instant(loc); }
 void ringprof_instant_name(const char* name, size_t len) {
   ringprof::instant(std::string_view(name ? name : "", name ? len : 0));

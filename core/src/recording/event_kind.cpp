@@ -19,6 +19,7 @@ const char* event_kind_name(EventKind k) noexcept {
     case EventKind::Mark: return "mark";
     case EventKind::Alloc: return "alloc";
     case EventKind::Free: return "free";
+    case EventKind::ZoneArg: return "zone_arg";
   }
   return "unknown";
 }

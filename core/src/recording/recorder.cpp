@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -206,6 +207,13 @@ bool emit_inline(EventKind kind, std::string_view name, uint64_t p1) noexcept {
 }
 
 }  // namespace internal
+
+void zone_arg(const char* static_key, int64_t value) noexcept {
+  char text[24];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  (void)ec;  // 24 bytes hold every int64_t
+  zone_arg(static_key, std::string_view(text, static_cast<size_t>(end - text)));
+}
 
 void set_thread_name(std::string_view name) noexcept {
   internal::emit_inline(EventKind::ThreadName, name, 0);

@@ -259,6 +259,8 @@ bool decode_events(const fb::Segment& seg, const format::FrameHeader& header, De
         vp += 8;
       } else if (kind_has_value(e.kind)) {
         if (!varint::get(vp, vend, &e.value)) return fail(error, "bad varint in values column");
+        if (kind_value_is_location(e.kind) && e.value > UINT32_MAX)
+          return fail(error, "argument value id out of range");
       }
       if (kind_is_memory(e.kind)) {
         if (!varint::get(ap, aend, &v)) return fail(error, "bad varint in addresses column");

@@ -274,6 +274,10 @@ __attribute__((flatten)) uint32_t SegmentEncoder::State::encode_events(const Bat
       }
       if (e.kind == EventKind::Counter) {
         for (int b = 0; b < 8; ++b) values.push_back(static_cast<uint8_t>(e.p1 >> (8 * b)));
+      } else if (kind_value_is_location(e.kind)) {
+        // An argument's text: a second location, stated in the file like the first.
+        varint::put(values, refer(static_cast<uint32_t>(e.p1), batch.locations, locations_written, undo.locations,
+                                  new_locations));
       } else if (kind_has_value(e.kind)) {
         varint::put(values, e.p1);
       }

@@ -27,6 +27,7 @@ struct ReportArgs {
   std::string format = "text";
   std::string sort;      // table: "" is the default column
   bool samples = false;  // table --samples
+  bool group_by_args = false;  // table --group-by-args
   std::vector<std::string> symbol_paths;
 };
 
@@ -68,6 +69,7 @@ int run_table(const ReportArgs& a) {
   options.sort = *zone_sort;
   options.top = a.top;
   options.thread = a.thread;
+  options.group_by_args = a.group_by_args;
   print(format_table(compute_table(input.reader(), options), table_format(a)));
   return report_problems(input.reader());
 }
@@ -107,6 +109,8 @@ void add_report_commands(CLI::App& app) {
       "events.");
   add_paths(t, table->paths);
   t.add_flag("--samples", table->samples, "functions by self and total share of CPU samples instead of zones");
+  t.add_flag("--group-by-args", table->group_by_args,
+             "one row per name and distinct zone arguments (an Args column), e.g. PyTorch operators by input shapes");
   t.add_option("--sort", table->sort,
                "the column to sort by: name|calls|total|self|avg|min|max|self_gpu|gpu|self_mem|mem (default total); "
                "with --samples: name|self|total (default self)")

@@ -287,17 +287,32 @@ class ChromeTraceWriter final : public SegmentVisitor {
     append_pid_tid(process_->pid, process_->tid_of(z.thread_index));
     const Location* loc = process_->location(z.loc);
     const bool has_file = loc && !loc->file.empty();
-    if (has_file || z.unterminated) {
+    if (has_file || z.unterminated || !z.args.empty()) {
       line_ += ",\"args\":{";
+      bool first = true;
+      auto key = [&](std::string_view k) {
+        if (!first) line_ += ',';
+        first = false;
+        internal::append_json_string(line_, k);
+        line_ += ':';
+      };
       if (has_file) {
-        line_ += "\"file\":";
+        key("file");
         internal::append_json_string(line_, loc->file);
         if (loc->line != 0) {
-          line_ += ",\"line\":";
+          key("line");
           append_uint(line_, loc->line);
         }
       }
-      if (z.unterminated) line_ += has_file ? ",\"unterminated\":true" : "\"unterminated\":true";
+      if (z.unterminated) {
+        key("unterminated");
+        line_ += "true";
+      }
+      // The zone's own arguments (ZoneArg), as strings under their keys.
+      for (const ZoneArgIds& a : z.args) {
+        key(process_->location_name(a.key));
+        internal::append_json_string(line_, process_->location_name(a.value));
+      }
       line_ += "}";
     }
     line_ += "}";

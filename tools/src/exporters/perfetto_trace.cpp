@@ -16,6 +16,7 @@
 #include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/thread_filter.h"
 #include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/zone_tracker.h"
 
 namespace ringprof {
 
@@ -110,6 +111,10 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     uint64_t begin_ns;
     uint32_t loc;
     bool written;  // its slice begin is in the output
+    // Its arguments (ZoneArg, as in zone_tracker.h: a key again replaces its
+    // value, at most ZoneTracker::kMaxArgs), written with its end: the trace
+    // processor merges an end's annotations into the slice's args.
+    std::vector<ZoneArgIds> args{};
   };
   struct ThreadOut {
     uint32_t index = 0;
@@ -212,14 +217,15 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     }
   }
 
-  void end_zone(ThreadOut& t, uint64_t ts, bool unterminated) {
+  void end_zone(ThreadOut& t, uint64_t ts, bool unterminated, const std::vector<ZoneArgIds>& args) {
     EventFields f;
     f.type = pf::TrackEvent::TYPE_SLICE_END;
     ++stats_.zones_written;
-    if (!unterminated) return w_.event(t.seq, ts, f);
+    if (!unterminated && args.empty()) return w_.event(t.seq, ts, f);
     Interned interned;
     Annotations a(w_, t.seq, interned);
-    a.add_bool("unterminated", true);
+    if (unterminated) a.add_bool("unterminated", true);
+    for (const ZoneArgIds& arg : args) a.add(process_->location_name(arg.key), process_->location_name(arg.value));
     const std::string annotations(a.bytes());
     f.annotations = annotations;
     w_.event(t.seq, ts, f, &interned);
@@ -243,10 +249,15 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       ++stats_.unmatched_zone_ends;
       return;
     }
-    const OpenZone z = t.open.back();
+    const OpenZone& z = t.open.back();
     if (!z.written && window_.overlaps(z.begin_ns, e.ts_ns)) write_pending_begins(t);
-    if (t.open.back().written) end_zone(t, e.ts_ns, false);
+    if (t.open.back().written) end_zone(t, e.ts_ns, false, t.open.back().args);
     t.open.pop_back();
+  }
+
+  void on_zone_arg(ThreadOut& t, const DecodedEvent& e) {
+    if (t.overflow || t.open.empty()) return;
+    add_zone_arg(t.open.back().args, e.loc, static_cast<uint32_t>(e.value));
   }
 
   // The end of the process's data: zones still open end at their thread's
@@ -256,7 +267,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     if (t.last_ns >= window_.begin_ns) write_pending_begins(t);
     while (!t.open.empty()) {
       if (t.open.back().written) {
-        end_zone(t, t.last_ns, true);
+        end_zone(t, t.last_ns, true, t.open.back().args);
         ++stats_.unterminated_zones;
       }
       t.open.pop_back();
@@ -295,6 +306,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
         return on_zone_begin(t, e);
       case EventKind::ZoneEnd:
         return on_zone_end(t, e);
+      case EventKind::ZoneArg:
+        return on_zone_arg(t, e);
       case EventKind::Alloc:
       case EventKind::Free:
         return;  // the memory counter tracks (on_memory)

@@ -153,7 +153,7 @@ class Extractor final : public SegmentVisitor {
     out.kind = kind;
     if (kind_has_location(kind)) out.loc = map_location(loc);
     else if (kind_has_stack(kind)) out.loc = map_stack(loc);
-    out.p1 = value;
+    out.p1 = kind_value_is_location(kind) ? map_location(static_cast<uint32_t>(value)) : value;
     out.p0 = address;  // memory events' address (sinks read p0 of no other kind)
     if (runs_.empty() || runs_.back().thread_index != thread)
       runs_.push_back(EventRun{thread, static_cast<uint32_t>(events_.size()), 0});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ringprof/tools/trace_reader.h"
+
 namespace ringprof {
 
 void ZoneTracker::add(const DecodedEvent& e) {
@@ -24,11 +26,38 @@ void ZoneTracker::add(const DecodedEvent& e) {
       return;
     }
     close_top(e.thread_index, t, e.ts_ns, false);
+  } else if (e.kind == EventKind::ZoneArg) {
+    // With zones beyond kMaxDepth open, the innermost one is not tracked.
+    if (t.overflow > 0 || t.stack.empty()) return;
+    if (!add_zone_arg(t.stack.back().args, e.loc, static_cast<uint32_t>(e.value))) ++dropped_args_;
   }
 }
 
+bool add_zone_arg(std::vector<ZoneArgIds>& args, uint32_t key, uint32_t value) {
+  for (ZoneArgIds& a : args) {
+    if (a.key == key) {
+      a.value = value;
+      return true;
+    }
+  }
+  if (args.size() >= ZoneTracker::kMaxArgs) return false;
+  args.push_back(ZoneArgIds{key, value});
+  return true;
+}
+
+std::string zone_args_text(const ProcessState& process, const std::vector<ZoneArgIds>& args) {
+  std::string text;
+  for (const ZoneArgIds& a : args) {
+    if (!text.empty()) text += "; ";
+    text += process.location_name(a.key);
+    text += '=';
+    text += process.location_name(a.value);
+  }
+  return text;
+}
+
 void ZoneTracker::close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, bool unterminated) {
-  const Open open = t.stack.back();
+  Open open = std::move(t.stack.back());
   t.stack.pop_back();
   ClosedZone z;
   z.thread_index = thread_index;
@@ -40,6 +69,7 @@ void ZoneTracker::close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, b
   z.unterminated = unterminated;
   z.self_mem = open.self_mem;
   z.mem = open.self_mem + open.children_mem;
+  z.args = std::move(open.args);
   if (!t.stack.empty()) {
     t.stack.back().children_ns += z.duration_ns();
     t.stack.back().children_mem += z.mem;

@@ -57,14 +57,22 @@ void GpuAttribution::add_closed(Thread& t, const Span& s) {
 }
 
 void GpuAttribution::event(const DecodedEvent& e) {
-  if (e.kind != EventKind::ZoneBegin && e.kind != EventKind::ZoneEnd) return;
+  if (e.kind != EventKind::ZoneBegin && e.kind != EventKind::ZoneEnd && e.kind != EventKind::ZoneArg) return;
   Thread& t = thread(process_->tid_of(e.thread_index));
   if (e.kind == EventKind::ZoneBegin) {
-    if (t.open.size() < (1u << 16)) t.open.push_back(Span{e.ts_ns, 0, intern(process_->location_name(e.loc))});
+    if (t.open.size() < (1u << 16))
+      t.open.push_back(OpenSpan{Span{e.ts_ns, 0, intern(process_->location_name(e.loc))}, e.loc, {}});
     return;
   }
   if (t.open.empty()) return;
-  Span s = t.open.back();
+  if (e.kind == EventKind::ZoneArg) {
+    if (!with_args_) return;
+    OpenSpan& o = t.open.back();
+    if (add_zone_arg(o.args, e.loc, static_cast<uint32_t>(e.value)))
+      o.span.name = intern(process_->location_name(o.loc) + '\x1f' + zone_args_text(*process_, o.args));
+    return;
+  }
+  Span s = t.open.back().span;
   t.open.pop_back();
   s.end = std::max(e.ts_ns, s.begin);
   add_closed(t, s);
@@ -75,8 +83,8 @@ GpuAttribution::Chain GpuAttribution::operators_at(uint32_t tid, uint64_t ts) {
   if (it == threads_.end()) return {};
   const Thread& t = it->second;
   std::vector<Span> found;
-  for (const Span& s : t.open)
-    if (s.begin <= ts) found.push_back(s);
+  for (const OpenSpan& o : t.open)
+    if (o.span.begin <= ts) found.push_back(o.span);
   for (auto c = t.closed.rbegin(); c != t.closed.rend() && c->end >= ts; ++c)
     if (c->begin <= ts) found.push_back(*c);
   // Nested spans: the later the begin, the deeper the zone.

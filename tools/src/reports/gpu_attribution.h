@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ringprof/tools/trace_reader.h"
+#include "ringprof/tools/zone_tracker.h"
 
 namespace ringprof::internal {
 
@@ -31,7 +32,11 @@ class GpuAttribution {
   // launch was inside no zone); `tid`: the launching thread.
   using OnWork = std::function<void(const GpuActivity& work, const std::vector<const std::string*>& operators,
                                     uint32_t tid)>;
-  explicit GpuAttribution(OnWork on_work) : on_work_(std::move(on_work)) {}
+  // `with_args`: a zone's operator name is its name, '\x1f' and its
+  // arguments' text (zone_args_text) once it has any: the key of a table
+  // grouped by arguments.
+  explicit GpuAttribution(OnWork on_work, bool with_args = false)
+      : on_work_(std::move(on_work)), with_args_(with_args) {}
 
   void begin_process(const ProcessState& p);
   // Every CPU event of the segment, then its GPU records.
@@ -45,8 +50,13 @@ class GpuAttribution {
     uint64_t begin, end;
     uint32_t name;
   };
+  struct OpenSpan {
+    Span span;
+    uint32_t loc;                  // the zone's own name
+    std::vector<ZoneArgIds> args;  // with_args only
+  };
   struct Thread {
-    std::vector<Span> open;     // end unused
+    std::vector<OpenSpan> open;  // span.end unused
     std::deque<Span> closed;    // sorted by end
   };
   using Chain = std::vector<uint32_t>;  // name ids, innermost first
@@ -58,6 +68,7 @@ class GpuAttribution {
   void deliver(const GpuActivity& work, const Chain& chain, uint32_t tid);
 
   OnWork on_work_;
+  bool with_args_;
   const ProcessState* process_ = nullptr;
   std::unordered_map<uint32_t, Thread> threads_;  // by kernel tid
   std::vector<std::string> names_;

@@ -34,9 +34,9 @@ class TableBuilder final : public SegmentVisitor {
         window_(window),
         zones_([this](const ClosedZone& z) { on_zone(z); }),
         threads_(options.thread),
-        gpu_([this](const GpuActivity& w, const std::vector<const std::string*>& ops, uint32_t tid) {
-          on_gpu_work(w, ops, tid);
-        }) {}
+        gpu_([this](const GpuActivity& w, const std::vector<const std::string*>& ops,
+                    uint32_t tid) { on_gpu_work(w, ops, tid); },
+             options.group_by_args) {}
 
   void begin_process(const ProcessState& p) override {
     process_ = &p;
@@ -75,6 +75,7 @@ class TableBuilder final : public SegmentVisitor {
   TableResult result() {
     TableResult r;
     r.rows.reserve(rows_.size());
+    r.has_args = options_.group_by_args;
     for (auto& [name, row] : rows_) {
       r.sum_self_ns += row.self_ns;
       r.zones += row.calls;
@@ -98,11 +99,11 @@ class TableBuilder final : public SegmentVisitor {
  private:
   void on_zone(const ClosedZone& z) {
     if (!window_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
-    std::string name = process_->location_name(z.loc);
-    auto [it, inserted] = rows_.try_emplace(name);
-    TableRow& row = it->second;
+    std::string key = process_->location_name(z.loc);
+    // The same key GpuAttribution gives the zone's GPU work.
+    if (options_.group_by_args && !z.args.empty()) key += '\x1f' + zone_args_text(*process_, z.args);
+    TableRow& row = this->row(key);
     const uint64_t d = z.duration_ns();
-    if (inserted) row.name = std::move(name);
     if (row.calls == 0) row.min_ns = d;  // a row made by GPU work first has no calls yet
     ++row.calls;
     row.total_ns += d;
@@ -137,9 +138,14 @@ class TableBuilder final : public SegmentVisitor {
       if (!seen) row(*ops[i]).gpu_total_ns += d;
     }
   }
-  TableRow& row(const std::string& name) {
-    auto [it, inserted] = rows_.try_emplace(name);
-    if (inserted) it->second.name = name;
+  // The row of a zone name, or of "name\x1f<arguments>" when grouped by them.
+  TableRow& row(const std::string& key) {
+    auto [it, inserted] = rows_.try_emplace(key);
+    if (inserted) {
+      const size_t split = key.find('\x1f');
+      it->second.name = key.substr(0, split);
+      if (split != std::string::npos) it->second.args = key.substr(split + 1);
+    }
     return it->second;
   }
 
@@ -189,7 +195,7 @@ void sort_table_rows(std::vector<TableRow>& rows, TableColumn column) {
       const int64_t va = column_value(a, column), vb = column_value(b, column);
       if (va != vb) return va > vb;
     }
-    return a.name < b.name;
+    return a.name != b.name ? a.name < b.name : a.args < b.args;
   });
 }
 
@@ -218,6 +224,10 @@ std::string format_table(const TableResult& table, TableFormat format) {
                              "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
   internal::TextRow csv_headers = {"name",    "calls",  "total_us", "total_pct", "self_us",
                                  "self_pct", "avg_us", "min_us",   "max_us"};
+  if (table.has_args) {
+    headers.insert(headers.begin() + 1, "Args");
+    csv_headers.insert(csv_headers.begin() + 1, "args");
+  }
   if (table.has_gpu) {
     headers.insert(headers.end(), {"Self GPU (us)", "GPU total (us)"});
     csv_headers.insert(csv_headers.end(), {"self_gpu_us", "gpu_total_us"});
@@ -232,6 +242,7 @@ std::string format_table(const TableResult& table, TableFormat format) {
                      format_percent(r.total_ns, table.sum_self_ns), format_us(r.self_ns),
                      format_percent(r.self_ns, table.sum_self_ns), format_us(r.avg_ns()), format_us(r.min_ns),
                      format_us(r.max_ns)});
+    if (table.has_args) cells.back().insert(cells.back().begin() + 1, r.args);
     if (table.has_gpu) {
       cells.back().push_back(format_us(r.gpu_self_ns));
       cells.back().push_back(format_us(r.gpu_total_ns));
@@ -243,7 +254,10 @@ std::string format_table(const TableResult& table, TableFormat format) {
   }
   if (format == TableFormat::Csv) return internal::format_csv_table(csv_headers, cells);
 
-  std::string out = internal::format_text_table(headers, cells);
+  std::vector<bool> left(headers.size(), false);
+  left[0] = true;
+  if (table.has_args) left[1] = true;
+  std::string out = internal::format_text_table(headers, cells, left);
   out += "Self time total: " + format_us(table.sum_self_ns) + " us over " + std::to_string(table.zones) + " zones";
   if (table.unmatched_zone_ends) out += "; " + std::to_string(table.unmatched_zone_ends) + " zone ends without a begin skipped";
   if (table.unterminated_zones) out += "; " + std::to_string(table.unterminated_zones) + " unterminated zones";

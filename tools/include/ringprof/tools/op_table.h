@@ -37,10 +37,15 @@ struct TableOptions {
   TableColumn sort = TableColumn::Total;  // descending, except Name (ascending)
   size_t top = 0;                    // 0: every row
   std::string thread;                // "" all; else a thread name, or a kernel tid in decimal
+  // One row per name and distinct argument text (zone_arg(), as in
+  // torch.profiler's key_averages(group_by_input_shape=True)) instead of one
+  // per name; GPU columns follow the same split.
+  bool group_by_args = false;
 };
 
 struct TableRow {
   std::string name;
+  std::string args;  // group_by_args: "key=value; key=value" (zone_args_text), "" for zones with none
   uint64_t calls = 0;
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;
@@ -67,6 +72,7 @@ struct TableResult {
   uint64_t sum_gpu_ns = 0;           // all GPU work in the window
   uint64_t gpu_outside_zones_ns = 0; // launched outside any zone, or by a call not in the files
   bool has_memory = false;           // memory events in the window: memory columns are shown
+  bool has_args = false;             // grouped by arguments: an Args column is shown
   uint64_t mem_allocated = 0;        // bytes, every memory event in the window
   uint64_t mem_freed = 0;
   int64_t mem_outside_zones = 0;     // net bytes of events with no zone open on their thread
@@ -75,7 +81,8 @@ struct TableResult {
 
 TableResult compute_table(TraceReader& reader, const TableOptions& options);
 
-// Sorts rows in place by `column` (ties broken by name, so output is stable).
+// Sorts rows in place by `column` (ties broken by name, then arguments, so
+// output is stable).
 void sort_table_rows(std::vector<TableRow>& rows, TableColumn column);
 
 // `part` as a percentage of `whole` with two decimals ("12.34"); "0.00" when

@@ -7,16 +7,36 @@
 // already deleted) is counted and dropped. finish() closes what is still open
 // at each thread's last timestamp, innermost first, flagged unterminated.
 // One tracker serves one process: thread indices are process-wide.
+//
+// Arguments (ZoneArg events) go to the innermost zone open on their thread;
+// a later argument with the same key replaces the earlier one, and a zone
+// keeps at most kMaxArgs of them (the rest are counted in dropped_args()).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "ringprof/segment_codec.h"
 
 namespace ringprof {
+
+// A zone argument: both are location ids (the key's name, the value's text).
+struct ZoneArgIds {
+  uint32_t key = 0;
+  uint32_t value = 0;
+  bool operator==(const ZoneArgIds&) const = default;
+};
+
+// Adds an argument to a zone's list with the rules above (a key again
+// replaces its value; at most ZoneTracker::kMaxArgs); false when it was full.
+bool add_zone_arg(std::vector<ZoneArgIds>& args, uint32_t key, uint32_t value);
+
+// "key=value; key=value" in the list's order: how tables show a zone's arguments.
+struct ProcessState;
+std::string zone_args_text(const ProcessState& process, const std::vector<ZoneArgIds>& args);
 
 struct ClosedZone {
   uint32_t thread_index = 0;
@@ -30,6 +50,7 @@ struct ClosedZone {
   // was the innermost open one (self), and in it or any zone inside it.
   int64_t self_mem = 0;
   int64_t mem = 0;
+  std::vector<ZoneArgIds> args;  // in the order their keys first came
   uint64_t duration_ns() const { return end_ns - begin_ns; }
   uint64_t self_ns() const { return children_ns < duration_ns() ? duration_ns() - children_ns : 0; }
 };
@@ -53,6 +74,8 @@ class ZoneTracker {
 
   uint64_t unmatched_ends() const { return unmatched_ends_; }
   uint64_t unterminated() const { return unterminated_; }
+  uint64_t dropped_args() const { return dropped_args_; }
+  static constexpr size_t kMaxArgs = 64;
 
  private:
   struct Open {
@@ -61,6 +84,7 @@ class ZoneTracker {
     uint32_t loc;
     int64_t self_mem = 0;
     int64_t children_mem = 0;
+    std::vector<ZoneArgIds> args{};
   };
   struct Thread {
     std::vector<Open> stack;
@@ -76,6 +100,7 @@ class ZoneTracker {
   std::unordered_map<uint32_t, Thread> threads_;
   uint64_t unmatched_ends_ = 0;
   uint64_t unterminated_ = 0;
+  uint64_t dropped_args_ = 0;
 };
 
 }  // namespace ringprof
