@@ -675,5 +675,38 @@ TEST(PerfettoTrace, SamplesMemoryMarksDropsAndGpu) {
   EXPECT_EQ(stats.gpu_records_written, 5u);
 }
 
+// Zone arguments reach the slice through its end event's annotations (the
+// trace processor merges them into the slice's args): a key given twice keeps
+// its last value, an argument with no zone open goes nowhere, and a zone
+// whose end is past the data carries its arguments beside "unterminated".
+TEST(PerfettoTrace, ZoneArgumentsOnTheSliceEnd) {
+  test::TempDir dir;
+  TraceBuilder b(4242, T);
+  const uint32_t th = b.thread(100, "main");
+  const uint32_t op = b.location("aten::addmm"), dims = b.location("Input Dims"), type = b.location("Input type");
+  const uint32_t shape = b.location("[[8, 16], [16, 4]]"), other = b.location("[[1]]"), f32 = b.location("[float]");
+  b.arg(th, T + 50, dims, other);  // no zone open: ignored
+  b.begin(th, T + 100, op);
+  b.arg(th, T + 100, dims, other);
+  b.arg(th, T + 100, dims, shape);  // replaces
+  b.arg(th, T + 100, type, f32);
+  b.end(th, T + 200);
+  b.begin(th, T + 300, op);
+  b.arg(th, T + 300, type, f32);
+  b.instant(th, T + 400, op);
+  b.flush();
+  test::write_file(dir.file("a.rpf"), b.bytes());
+  const Model m = read_model(convert({dir.file("a.rpf")}));
+  ASSERT_EQ(m.error, "");
+  std::vector<Event> ends;
+  for (const Event& e : m.on(m.track_named("main")))
+    if (e.type == pf::TrackEvent::TYPE_SLICE_END) ends.push_back(e);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0].args, (std::map<std::string, std::string>{{"Input Dims", "[[8, 16], [16, 4]]"},
+                                                               {"Input type", "[float]"}}));
+  EXPECT_EQ(ends[1].args,
+            (std::map<std::string, std::string>{{"Input type", "[float]"}, {"unterminated", "true"}}));
+}
+
 }  // namespace
 }  // namespace ringprof
