@@ -2,6 +2,7 @@
 on the same training loop (CPU, Debian's python3-torch)."""
 import collections
 import contextlib
+import csv
 import io
 import json
 import textwrap
@@ -235,6 +236,104 @@ if __name__ == "__main__":
     unittest.main()
 
 
+def shapes_of(args):
+    """The "Input Dims" text of a `ringprof table --group-by-args` args cell."""
+    for part in args.split("; "):
+        key, _, value = part.partition("=")
+        if key == "Input Dims":
+            return value
+    return None
+
+
+def torch_shape_counts(loop, names):
+    """(operator, input shapes) -> calls, from torch.profiler(record_shapes=True)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as p:
+        loop(STEPS)
+    return {(e.key, str(e.input_shapes)): e.count for e in p.key_averages(group_by_input_shape=True)
+            if e.key in names}
+
+
+SHAPED_OPS = ("aten::linear", "aten::addmm", "aten::relu", "aten::t", "aten::mse_loss", "aten::zeros_like")
+
+
+class InputShapesTest(unittest.TestCase):
+    """Input shapes and dtypes: recorded at the detailed level only, as
+    torch.profiler's record_shapes shows them."""
+
+    def tearDown(self):
+        if ringprof.is_recording():
+            ringprof.stop()
+        ringprof.torch.set_ops_level("sampled", sampling=0.01, shapes=True)
+
+    def record_detailed(self, loop, **ops):
+        d = support.fresh_dir(self)
+        ringprof.torch.set_ops_level("always_on", **ops)
+        self.assertTrue(ringprof.start(dir=d, sample_hz=0))
+        self.assertFalse(ringprof.torch._ext._recording_inputs())  # always_on: no shapes
+        ringprof.set_mode("detailed")
+        ringprof.torch._ext._sync()
+        loop(STEPS, ringprof.step)
+        ringprof.stop()
+        return d
+
+    def rows_by_shape(self, d):
+        rows = csv.DictReader(support.cli("table", "--group-by-args", "--format", "csv", d).splitlines())
+        return [(r["name"], shapes_of(r["args"]), r["args"], int(r["calls"])) for r in rows]
+
+    def test_shapes_per_operator_equal_torch_profilers_record_shapes(self):
+        loop = make_loop()
+        loop(2)
+        expected = torch_shape_counts(loop, SHAPED_OPS)
+        self.assertIn(("aten::addmm", "[[32], [8, 16], [16, 32], [], []]"), expected)  # the model's first layer
+        got = {(name, shapes): calls for name, shapes, _, calls in self.rows_by_shape(self.record_detailed(loop))
+               if name in SHAPED_OPS}
+        self.assertEqual(got, expected)
+
+    def test_dtypes_name_tensors_and_scalars(self):
+        d = self.record_detailed(make_loop())
+        args = {(name, shapes): a for name, shapes, a, _ in self.rows_by_shape(d)}
+        # addmm(bias, input, weight.t(), beta=1, alpha=1): three float tensors, two scalars.
+        self.assertEqual(args[("aten::addmm", "[[32], [8, 16], [16, 32], [], []]")],
+                         "Input Dims=[[32], [8, 16], [16, 32], [], []]; Input type=[float, float, float, Scalar, Scalar]")
+        # The Chrome trace carries the same two arguments on each operator.
+        zones = [e for e in support.chrome(d) if e.get("ph") == "X" and e["name"] == "aten::relu"]
+        self.assertEqual(len(zones), STEPS)
+        for z in zones:
+            self.assertEqual(z["args"]["Input Dims"], "[[8, 32]]")
+            self.assertEqual(z["args"]["Input type"], "[float]")
+
+    def test_no_shapes_outside_detailed_or_when_turned_off(self):
+        loop = make_loop()
+        d = support.fresh_dir(self)
+        ringprof.torch.set_ops_level("always_on")
+        self.assertTrue(ringprof.start(dir=d, sample_hz=0))
+        loop(2, ringprof.step)
+        ringprof.stop()
+        rows = self.rows_by_shape(d)
+        self.assertTrue(rows)
+        self.assertEqual([r for r in rows if r[2]], [])
+        # shapes=False: the detailed level records operators without them.
+        d = self.record_detailed(loop, shapes=False)
+        self.assertFalse(ringprof.torch.ops_shapes())
+        rows = self.rows_by_shape(d)
+        self.assertEqual(sum(c for n, _, _, c in rows if n == "aten::addmm"), 2 * STEPS)
+        self.assertEqual([r for r in rows if r[2]], [])
+
+    def test_zone_arg_from_python(self):
+        d = support.fresh_dir(self)
+        ringprof.start(dir=d, sample_hz=0)
+        with ringprof.zone("request"):
+            ringprof.zone_arg("user", "alice")
+            ringprof.zone_arg("items", 3)
+        ringprof.zone_arg("nobody", "open")  # no zone open: kept out of every zone
+        ringprof.stop()
+        zones = [z for z in ringprof.open(d).zones if z.name == "request"]
+        self.assertEqual(len(zones), 1)
+        self.assertEqual(zones[0].args, {"user": "alice", "items": "3"})
+        with self.assertRaises(TypeError):
+            ringprof.zone_arg(1, 2)
+
+
 class DropInProfileTest(unittest.TestCase):
     """ringprof.torch.profile used where torch.profiler.profile was."""
 
@@ -307,11 +406,42 @@ class DropInProfileTest(unittest.TestCase):
     def test_arguments_it_cannot_honour_warn_in_one_line_each(self):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            self.run_profile(1, record_shapes=True, with_flops=True, schedule=lambda step: None)
+            self.run_profile(1, with_modules=True, with_flops=True, schedule=lambda step: None)
         lines = err.getvalue().splitlines()
-        self.assertEqual(sum("record_shapes ignored" in l for l in lines), 1)
+        self.assertEqual(sum("with_modules ignored" in l for l in lines), 1)
         self.assertEqual(sum("with_flops ignored" in l for l in lines), 1)
         self.assertEqual(sum("cannot read this schedule" in l for l in lines), 1)
+
+    def test_record_shapes_groups_key_averages_by_input_shape(self):
+        d = support.fresh_dir(self)
+        loop = make_loop()
+        loop(2)
+        seen = []
+
+        def ready(p):
+            seen.append({(r.key, r.input_shapes): r.count for r in p.key_averages(group_by_input_shape=True)})
+            seen.append(p.key_averages(group_by_input_shape=True).table(row_limit=-1))
+
+        with ringprof.torch.profile(schedule=torch.profiler.schedule(wait=1, warmup=0, active=2, repeat=1),
+                                    on_trace_ready=ready, record_shapes=True, dir=d, sample_hz=0) as p:
+            for _ in range(4):
+                loop(1)
+                p.step()
+        counts, text = seen
+        # Two active steps, one addmm per layer and step: the two shapes twice each.
+        self.assertEqual(counts[("aten::addmm", "[[32], [8, 16], [16, 32], [], []]")], 2)
+        self.assertEqual(counts[("aten::addmm", "[[4], [8, 32], [32, 4], [], []]")], 2)
+        header = text.splitlines()[1]
+        self.assertTrue(header.rstrip().endswith("Input Shapes"))
+        self.assertIn("[[32], [8, 16], [16, 32], [], []]", text)
+        self.assertEqual(ringprof.torch.ops_shapes(), True)  # restored
+
+        # record_shapes=False (torch's default): operators without shapes.
+        with ringprof.torch.profile(dir=support.fresh_dir(self), sample_hz=0) as p:
+            loop(1)
+        self.assertTrue(ringprof.torch.ops_shapes())
+        rows = p.key_averages(group_by_input_shape=True)
+        self.assertEqual({r.input_shapes for r in rows}, {""})
 
     def test_the_running_sessions_directory_is_read(self):
         d = support.fresh_dir(self)
