@@ -12,6 +12,9 @@
 //   sampled 1%      the no-op callback and ringprof's capture at
 //                   RecordFunction's sampling probability 0.01 (the
 //                   "sampled" ops level)
+//   with shapes     ringprof's capture at the detailed level (input shapes
+//                   and dtypes as zone arguments) and torch.profiler with
+//                   record_shapes=True
 // and the differences that matter: ringprof's and torch.profiler's added
 // time per operator over the floor, and the sampled capture's over nothing.
 #include <ATen/ATen.h>
@@ -23,13 +26,14 @@
 #include <vector>
 
 #include "bench_main.h"
+#include "ringprof/ops.h"
 #include "ringprof/ringprof.h"
 #include "torch_capture.h"
 
 namespace {
 
 constexpr int kOpsPerBlock = 20000;
-constexpr int kRounds = 16;
+constexpr int kRounds = 24;
 
 double ns_per_op(const at::Tensor& a, const at::Tensor& b) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -43,6 +47,15 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The median over rounds of a - b, each round's two figures taken within
+// the same ~150 ms: a slow drift of the machine (frequency, a neighbour)
+// cancels out, where a difference of two medians would keep it.
+double median_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> d(a.size());
+  for (size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
+  return median(std::move(d));
+}
+
 void BM_TorchOpCosts(benchmark::State& state) {
   using namespace torch::autograd::profiler;
   namespace impl = torch::profiler::impl;
@@ -52,8 +65,10 @@ void BM_TorchOpCosts(benchmark::State& state) {
   config.sink = "null";
   config.sample_hz = 0;
   ringprof::start(config);
-  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled;
+  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled, ringprof_shapes,
+      torch_shapes;
   const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO);
+  const impl::ProfilerConfig cfg_shapes(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
   const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
   // Each round runs the four in a different order, so none always follows
   // the same one (a callback just removed, a profiler just stopped).
@@ -85,6 +100,20 @@ void BM_TorchOpCosts(benchmark::State& state) {
         ringprof_sampled.push_back(ns_per_op(a, b));
         ringprof::torch_ops::disable();
         break;
+      case 5:
+        ringprof::set_mode(ringprof::Mode::Detailed);
+        ringprof::torch_ops::set_level(ringprof::torch_ops::kAlwaysOn);
+        ringprof::torch_ops::enable();
+        ringprof_shapes.push_back(ns_per_op(a, b));
+        ringprof::torch_ops::disable();
+        ringprof::set_mode(ringprof::Mode::AlwaysOn);
+        break;
+      case 6:
+        prepareProfiler(cfg_shapes, cpu);
+        enableProfiler(cfg_shapes, cpu);
+        torch_shapes.push_back(ns_per_op(a, b));
+        benchmark::DoNotOptimize(disableProfiler());
+        break;
       default:
         prepareProfiler(cfg, cpu);
         enableProfiler(cfg, cpu);
@@ -94,7 +123,7 @@ void BM_TorchOpCosts(benchmark::State& state) {
   };
   for (auto _ : state) {
     for (int round = 0; round < kRounds; ++round)
-      for (int k = 0; k < 6; ++k) run_case((round + k) % 6);
+      for (int k = 0; k < 8; ++k) run_case((round + k) % 8);
   }
   ringprof::stop();
   const double floor = median(noop);
@@ -103,11 +132,16 @@ void BM_TorchOpCosts(benchmark::State& state) {
   report_figure("torch op: no-op RecordFunction callback, ns", floor, "ns");
   report_figure("torch op: ringprof capture, ns", median(ringprof_ns), "ns");
   report_figure("torch op: torch.profiler (CPU), ns", median(torch_ns), "ns");
-  report_figure("torch op: ringprof capture over the no-op callback, ns", median(ringprof_ns) - floor, "ns");
-  report_figure("torch op: torch.profiler over the no-op callback, ns", median(torch_ns) - floor, "ns");
+  report_figure("torch op: ringprof capture over the no-op callback, ns", median_difference(ringprof_ns, noop), "ns");
+  report_figure("torch op: torch.profiler over the no-op callback, ns", median_difference(torch_ns, noop), "ns");
   report_figure("torch op: no-op callback sampled 1%, ns", median(noop_sampled), "ns");
   report_figure("torch op: ringprof capture sampled 1%, ns", median(ringprof_sampled), "ns");
-  report_figure("torch op: ringprof sampled 1% over no callback, ns", median(ringprof_sampled) - median(none), "ns");
+  report_figure("torch op: ringprof sampled 1% over no callback, ns", median_difference(ringprof_sampled, none),
+                "ns");
+  report_figure("torch op: ringprof detailed with shapes over the no-op callback, ns",
+                median_difference(ringprof_shapes, noop), "ns");
+  report_figure("torch op: torch.profiler record_shapes over the no-op callback, ns",
+                median_difference(torch_shapes, noop), "ns");
 }
 BENCHMARK(BM_TorchOpCosts)->Iterations(1)->Unit(benchmark::kMillisecond);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <pthread.h>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 
 #include "ringprof/ringprof.h"
@@ -54,11 +55,19 @@ struct ThreadOps {
   python::ZoneBits open;
   int64_t last_forward_seq = -1;
   NameCacheEntry names[kNameCacheSlots] = {};
-  // Input shapes and types as text, built in buffers that keep their
-  // capacity, so a thread stops allocating once it has seen its longest.
+};
+// Constant-initialised and trivially destructible: no guard on each access.
+thread_local constinit ThreadOps t_ops;
+static_assert(std::is_trivially_destructible_v<ThreadOps>);
+
+// Input shapes and types as text (detailed level only), built in buffers
+// that keep their capacity, so a thread stops allocating once it has seen
+// its longest. Apart from t_ops, whose accesses they would make pay for a
+// constructor guard.
+struct InputText {
   std::string dims, types;
 };
-thread_local ThreadOps t_ops;
+thread_local InputText t_inputs;
 
 // The flow id linking forward operator `seq` of PyTorch's logical thread
 // `thread` to its backward operator. Kept below 2^53, so the Chrome trace's
@@ -100,9 +109,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 // entry per input, a tensor's sizes and dtype ("[[64, 16], [16]]", "[float,
 // float]"), [] and "Scalar" for a number, [] and "TensorList" for a list of
 // tensors, [] and nothing for anything else (an undefined tensor, a string).
-void record_inputs(const at::RecordFunction& fn, ThreadOps& t) {
-  std::string& dims = t.dims;
-  std::string& types = t.types;
+void record_inputs(const at::RecordFunction& fn) {
+  std::string& dims = t_inputs.dims;
+  std::string& types = t_inputs.types;
   dims.assign(1, '[');
   types.assign(1, '[');
   bool first = true;
@@ -146,7 +155,7 @@ void record_inputs(const at::RecordFunction& fn, ThreadOps& t) {
 // (registered with needsInputs at the detailed level).
 std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& fn) {
   ThreadOps& t = t_ops;
-  if (begin_op(fn, t)) record_inputs(fn, t);
+  if (begin_op(fn, t)) record_inputs(fn);
   return nullptr;
 }
 
