@@ -85,6 +85,20 @@ PYBIND11_MODULE(_ringprof, m) {
   m.def("is_recording", &is_recording);
   m.def("set_thread_name", [](const std::string& name) { python::set_user_thread_name(name); },
         "Names the calling thread in the trace (threads are named after their Python name by default).");
+  m.def("set_rank", [](int32_t rank, int32_t world_size, int32_t local_rank, const std::string& job_id) {
+    set_rank(rank, world_size, local_rank, job_id);
+  }, py::arg("rank"), py::arg("world_size") = -1, py::arg("local_rank") = -1, py::arg("job_id") = "",
+  "The process's place in a distributed job, recorded in its files (-1: unknown); overrides RANK, WORLD_SIZE, ...");
+  m.def("rank_info", [] {
+    const RankInfo r = ringprof::rank_info();
+    py::dict d;
+    d["rank"] = r.rank;
+    d["world_size"] = r.world_size;
+    d["local_rank"] = r.local_rank;
+    d["job_id"] = r.job_id;
+    d["source"] = r.source;
+    return d;
+  }, "The identity recorded now: rank, world_size, local_rank (-1: unknown), job_id, source.");
   m.def("_set_mode", [](const std::string& text) {
     Mode mode;
     if (!parse_mode(text, &mode)) throw py::value_error("mode must be always_on, detailed or off, not " + text);

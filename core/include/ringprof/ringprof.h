@@ -14,4 +14,5 @@
 
 #include "ringprof/detail_zone.h"
 #include "ringprof/memory.h"
+#include "ringprof/rank.h"
 #include "ringprof/recording.h"

@@ -42,6 +42,8 @@ int ringprof_is_recording(void);
 int ringprof_zone_begin(const ringprof_source_location* loc);
 int ringprof_zone_begin_name(const char* name, size_t len);
 void ringprof_zone_end(void);
+/* The process's place in a distributed job (-1, NULL: unknown); see ringprof/rank.h. */
+void ringprof_set_rank(int rank, int world_size, int local_rank, const char* job_id);
 /* An argument of the innermost open zone: static key, value copied (len bytes). */
 void ringprof_zone_arg(const char* static_key, const char* value, size_t len);
 void ringprof_instant(const ringprof_source_location* loc);

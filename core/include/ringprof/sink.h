@@ -46,6 +46,17 @@ struct SessionInfo {
   std::string ringprof_version;
 };
 
+// The process's place in a distributed job (ringprof/rank.h).
+struct RankInfo {
+  int32_t rank = -1;        // -1: unknown
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  std::string job_id;       // "" when unknown
+  std::string source;       // where the rank came from: "RANK", "SLURM_PROCID", "set_rank", ...
+  uint32_t version = 0;     // bumped on every change, so a sink can restate it; 0: never known
+  bool known() const { return rank >= 0 || world_size >= 0 || local_rank >= 0 || !job_id.empty(); }
+};
+
 // What a location id names. Ids are dense, starting at 1; 0 means "no name".
 struct Location {
   uint32_t id = 0;
@@ -114,6 +125,7 @@ struct Batch {
   std::span<const StackTrace> stacks;   // every stack known so far; stacks[id - 1].id == id
   std::span<const ModuleInfo> modules;  // every module known so far; modules[id - 1].id == id
   const SamplerState* sampler = nullptr;  // null when no sampler has run in this session
+  const RankInfo* rank = nullptr;         // null when the process's rank is not known
   // GPU activity (CUPTI; see ringprof/gpu.h). Empty, and gpu_stats null, when no GPU source runs.
   std::span<const GpuActivity> gpu;        // this batch's records, times within first_ns..last_ns
   std::span<const std::string> gpu_names;  // every GPU name known so far; gpu_names[id - 1]

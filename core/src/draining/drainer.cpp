@@ -21,6 +21,7 @@
 #include "draining/quiet_thread.h"
 #include "draining/memory_pools.h"
 #include "draining/process_info.h"
+#include "ringprof/rank.h"
 #include "sampler/sampler.h"
 
 namespace ringprof {
@@ -606,6 +607,11 @@ bool Drainer::emit_batch(bool wait) {
   j.new_modules.assign(modules.begin() + static_cast<ptrdiff_t>(modules_sent_), modules.end());
   modules_sent_ = modules.size();
   if (sampler_) j.sampler = sampler_->state();
+  // The identity as of this batch (its strings are short: no allocation in
+  // practice); the encoder states it at each file start and on a new version.
+  RankInfo rank = rank_info();
+  if (rank.known()) j.rank = std::move(rank);
+  else j.rank.reset();
   j.first_ns = j.events.empty() ? 0 : batch_first_ns_;
   j.last_ns = j.events.empty() ? 0 : batch_last_ns_;
   GpuRecords& gpu = gpu_.records();

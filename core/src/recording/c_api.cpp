@@ -18,6 +18,9 @@ int ringprof_zone_begin_name(const char* name, size_t len) {
   return ringprof::zone_begin(std::string_view(name ? name : "", name ? len : 0)) ? 1 : 0;
 }
 void ringprof_zone_end(void) { ringprof::zone_end(); }
+void ringprof_set_rank(int rank, int world_size, int local_rank, const char* job_id) {
+  ringprof::set_rank(rank, world_size, local_rank, job_id ? std::string_view(job_id) : std::string_view());
+}
 void ringprof_zone_arg(const char* static_key, const char* value, size_t len) {
   ringprof::zone_arg(static_key, std::string_view(value ? value : "", value ? len : 0));
 }

@@ -246,6 +246,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
     return false;
   }
   if (g_queue_reset_pending.exchange(false)) reset_new_ring_queue_after_fork();
+  internal::load_rank_from_environment();  // unless set_rank() spoke (ringprof/rank.h)
   if (!s.exit_hook_installed) {
     static std::once_flag atfork_once;
     std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, fork_child); });

@@ -83,6 +83,7 @@ struct DecodedSegment {
   std::vector<StackTrace> stacks;           // new in this file
   std::vector<ModuleInfo> modules;          // new in this file; paths resolved through strings
   std::optional<SamplerState> sampler;      // when this segment states it (version is 0)
+  std::optional<RankInfo> rank;             // when this segment states it (version is 0)
   // GPU records (ringprof/gpu.h). A record's `name` indexes gpu_names (name - 1; 0 = none).
   std::vector<GpuActivity> gpu;
   std::vector<std::string> gpu_names;       // the names this segment's records use

@@ -333,6 +333,18 @@ void decode_sampler(const fb::Segment& seg, DecodedSegment& out) {
   out.sampler = std::move(st);
 }
 
+void decode_rank(const fb::Segment& seg, DecodedSegment& out) {
+  const fb::Rank* r = seg.rank();
+  if (r == nullptr) return;
+  RankInfo info;
+  info.rank = r->rank() < 0 ? -1 : r->rank();
+  info.local_rank = r->local_rank() < 0 ? -1 : r->local_rank();
+  info.world_size = r->world_size() < 0 ? -1 : r->world_size();
+  if (r->job_id()) info.job_id = r->job_id()->str();
+  if (r->source()) info.source = r->source()->str();
+  out.rank = std::move(info);
+}
+
 }  // namespace
 
 bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> payload,
@@ -365,6 +377,7 @@ bool decode_segment(const format::FrameHeader& header, std::span<const uint8_t> 
   if (!decode_modules(seg, strings, out, error)) return false;
   if (!decode_stacks(seg, out, error)) return false;
   decode_sampler(seg, out);
+  decode_rank(seg, out);
   if (!gpu_codec::decode(seg, strings.size(), [&](uint32_t id) -> const std::string& { return strings.lookup(id); },
                          out, error))
     return false;

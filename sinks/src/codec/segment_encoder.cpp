@@ -72,6 +72,7 @@ struct SegmentEncoder::State {
   IdSet stacks_written;
   IdSet modules_written;
   std::optional<uint32_t> sampler_version;  // SamplerState::version the file holds
+  std::optional<uint32_t> rank_version;     // RankInfo::version the file holds
   gpu_codec::FileState gpu;                 // GPU names, devices and counters the file holds
 
   // What the last successful encode() added, for rollback_last().
@@ -86,6 +87,8 @@ struct SegmentEncoder::State {
     std::vector<uint32_t> modules;
     bool sampler_changed = false;
     std::optional<uint32_t> sampler_before;
+    bool rank_changed = false;
+    std::optional<uint32_t> rank_before;
     gpu_codec::Undo gpu;
   } undo;
 
@@ -149,6 +152,7 @@ struct SegmentEncoder::State {
   [[gnu::noinline]] VectorOffset<fb::Stack> encode_stacks(const Batch& batch);
   [[gnu::noinline]] VectorOffset<fb::Module> encode_modules(const Batch& batch);
   [[gnu::noinline]] flatbuffers::Offset<fb::Sampler> encode_sampler(const Batch& batch);
+  [[gnu::noinline]] flatbuffers::Offset<fb::Rank> encode_rank(const Batch& batch);
 
   [[gnu::noinline]] void build_segment(const Batch& batch, uint64_t base_ns);
   size_t compress_and_frame(const Batch& batch, uint32_t event_count, std::vector<uint8_t>& out);
@@ -333,6 +337,17 @@ VectorOffset<fb::Module> SegmentEncoder::State::encode_modules(const Batch& batc
   return fbb.CreateVector(offs);
 }
 
+// The process's rank: in every file, and again whenever it changes.
+flatbuffers::Offset<fb::Rank> SegmentEncoder::State::encode_rank(const Batch& batch) {
+  if (batch.rank == nullptr || (!pending_file_start && rank_version == batch.rank->version)) return 0;
+  undo.rank_changed = true;
+  undo.rank_before = rank_version;
+  rank_version = batch.rank->version;
+  const RankInfo& r = *batch.rank;
+  return fb::CreateRank(fbb, r.rank, r.local_rank, r.world_size, fbb.CreateString(r.job_id),
+                        fbb.CreateString(r.source));
+}
+
 // The sampler's state: in every file, and again whenever it changes.
 flatbuffers::Offset<fb::Sampler> SegmentEncoder::State::encode_sampler(const Batch& batch) {
   if (batch.sampler == nullptr || (!pending_file_start && sampler_version == batch.sampler->version)) return 0;
@@ -359,6 +374,7 @@ void SegmentEncoder::State::build_segment(const Batch& batch, uint64_t base_ns) 
   const auto modules = encode_modules(batch);
   const auto stacks = encode_stacks(batch);
   const auto sampler = encode_sampler(batch);
+  const auto rank = encode_rank(batch);
   const gpu_codec::Encoded gpu_tables = gpu_encoder.encode(
       batch, base_ns, file_start, gpu, undo.gpu, [&](const std::string& str) { return intern(str); }, fbb);
   const auto process = file_start ? encode_process() : 0;
@@ -394,6 +410,7 @@ void SegmentEncoder::State::build_segment(const Batch& batch, uint64_t base_ns) 
   if (!stacks.IsNull()) sb.add_stacks(stacks);
   if (!modules.IsNull()) sb.add_modules(modules);
   if (!sampler.IsNull()) sb.add_sampler(sampler);
+  if (!rank.IsNull()) sb.add_rank(rank);
   if (!gpu_tables.activities.IsNull()) sb.add_gpu(gpu_tables.activities);
   if (!gpu_tables.devices.IsNull()) sb.add_gpu_devices(gpu_tables.devices);
   if (!gpu_tables.stats.IsNull()) sb.add_gpu_stats(gpu_tables.stats);
@@ -444,6 +461,7 @@ void SegmentEncoder::State::undo_changes() {
   for (uint32_t id : undo.stacks) stacks_written.erase(id);
   for (uint32_t id : undo.modules) modules_written.erase(id);
   if (undo.sampler_changed) sampler_version = undo.sampler_before;
+  if (undo.rank_changed) rank_version = undo.rank_before;
   undo.gpu.apply(gpu);
   for (const auto& [index, before] : undo.thread_names) {
     if (before)
@@ -477,6 +495,7 @@ void SegmentEncoder::start_file(const SessionInfo& session) {
   s.stacks_written.clear();
   s.modules_written.clear();
   s.sampler_version.reset();
+  s.rank_version.reset();
   s.gpu.reset();
   // What was added to the previous file cannot be rolled back into this one.
   s.undo = State::Undo{};

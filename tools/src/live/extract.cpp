@@ -50,6 +50,7 @@ class Extractor final : public SegmentVisitor {
     zones_.clear();
     sampler_version_ = 0;
     last_sampler_.reset();
+    last_rank_.reset();
   }
 
   void segment(const SegmentView& view) override {
@@ -221,6 +222,15 @@ class Extractor final : public SegmentVisitor {
       last_sampler_ = process_->sampler;
       last_sampler_->version = ++sampler_version_;
     }
+    // The process's rank travels with its events (decoded ranks carry no version: number them here).
+    if (process_->rank && (!last_rank_ || last_rank_->rank != process_->rank->rank ||
+                           last_rank_->local_rank != process_->rank->local_rank ||
+                           last_rank_->world_size != process_->rank->world_size ||
+                           last_rank_->job_id != process_->rank->job_id || last_rank_->source != process_->rank->source)) {
+      const uint32_t version = last_rank_ ? last_rank_->version + 1 : 1;
+      last_rank_ = process_->rank;
+      last_rank_->version = version;
+    }
     Batch b;
     b.sequence = sequence_++;
     b.events = events_;
@@ -230,6 +240,7 @@ class Extractor final : public SegmentVisitor {
     b.stacks = stacks_;
     b.modules = modules_;
     b.sampler = last_sampler_ ? &*last_sampler_ : nullptr;
+    b.rank = last_rank_ ? &*last_rank_ : nullptr;
     set_time_range(b);
     frame_.clear();
     if (encoder_.encode(b, frame_) == 0) {
@@ -291,6 +302,7 @@ class Extractor final : public SegmentVisitor {
   std::unordered_map<uint32_t, ThreadInfo> threads_;
   std::unordered_map<uint32_t, ZoneState> zones_;
   std::optional<SamplerState> last_sampler_;
+  std::optional<RankInfo> last_rank_;
   uint32_t sampler_version_ = 0;
 
   std::vector<Event> events_;

@@ -120,6 +120,7 @@ void TraceReader::probe(const std::string& path) {
       if (decode_alone(scanner, *first, seg) && seg.process) {
         file.has_file_start = true;
         probe_result.process = std::move(seg.process);
+        probe_result.rank = std::move(seg.rank);
       }
     }
   }
@@ -150,6 +151,7 @@ void TraceReader::group_into_processes() {
     }
     f.process = it->second;
     processes_[it->second].files.push_back(i);
+    if (probes_[i].rank) processes_[it->second].rank = probes_[i].rank;  // files come in sequence: the last wins
   }
   // Files whose start is lost join the process of the same pid whose files
   // come just before them in sequence; failing that, a process of their own.
@@ -346,6 +348,7 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
     for (const StackTrace& st : seg.stacks) process.stacks[st.id] = st;
     for (const ModuleInfo& m : seg.modules) process.modules[m.id] = m;
     if (seg.sampler) process.sampler = seg.sampler;
+    if (seg.rank) process.rank = seg.rank;
     for (const GpuDevice& d : seg.gpu_devices) process.gpu_devices[d.id] = d;
     if (seg.gpu_stats) {
       GpuStats& st = process.gpu_stats;

@@ -61,6 +61,7 @@ class InfoCollector final : public SegmentVisitor {
     current_.hostname = p.hostname;
     current_.command_line = p.command_line;
     current_.ringprof_version = p.ringprof_version;
+    current_.rank = p.rank;
     current_.sampler = p.sampler;
     current_.modules = p.modules.size();
     current_.stacks = p.stacks.size();
@@ -161,6 +162,15 @@ TraceInfo collect_info(TraceReader& reader) {
   return info;
 }
 
+std::string format_rank(const RankInfo& r) {
+  std::string s = r.rank >= 0 ? "rank " + std::to_string(r.rank) : std::string("rank unknown");
+  if (r.world_size >= 0) s += " of " + std::to_string(r.world_size);
+  if (r.local_rank >= 0) s += " (local rank " + std::to_string(r.local_rank) + ")";
+  if (!r.job_id.empty()) s += ", job " + r.job_id;
+  if (!r.source.empty()) s += " (from " + r.source + ")";
+  return s;
+}
+
 std::string format_info(const TraceInfo& info) {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
@@ -195,6 +205,7 @@ std::string format_info(const TraceInfo& info) {
     }
     line(s);
     if (!p.ringprof_version.empty()) line("    ringprof " + p.ringprof_version);
+    if (p.rank) line("    " + format_rank(*p.rank));
     if (p.first_ns) {
       std::string range = "    " + std::to_string(p.events) + " events in " + std::to_string(p.segments) +
                           " segments, " + format_seconds(p.last_ns - p.first_ns);

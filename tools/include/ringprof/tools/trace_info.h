@@ -42,6 +42,7 @@ struct ProcessSummary {
   std::string hostname;
   std::vector<std::string> command_line;
   std::string ringprof_version;
+  std::optional<RankInfo> rank;     // its place in a distributed job, when the files state it
   std::vector<std::string> files;   // in read order
   uint64_t segments = 0;
   uint64_t events = 0;
@@ -86,5 +87,8 @@ struct TraceInfo {
 
 TraceInfo collect_info(TraceReader& reader);
 std::string format_info(const TraceInfo& info);
+
+// "rank 3 of 8 (local rank 1), job 4242 (from RANK)"; unknown parts left out.
+std::string format_rank(const RankInfo& rank);
 
 }  // namespace ringprof

@@ -98,6 +98,10 @@ struct ProcessState {
   std::string hostname;
   std::vector<std::string> command_line;
   std::string ringprof_version;
+  // The process's place in a distributed job (ringprof/rank.h): known from
+  // the files' first segments before any read(), then the latest a read
+  // states (set_rank() may change it mid-run).
+  std::optional<RankInfo> rank;
   std::vector<size_t> files;       // indices into TraceReader::files(), in read order
 
   // Filled while reading (reset at the start of each read()).
@@ -186,6 +190,7 @@ class TraceReader {
   // Probe results kept until grouping.
   struct Probe {
     std::optional<DecodedProcess> process;
+    std::optional<RankInfo> rank;  // as the file's first segment states it
   };
   std::vector<Probe> probes_;
 };
