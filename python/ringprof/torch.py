@@ -154,9 +154,8 @@ class _Row:
 
     def __init__(self, row):
         self.key = row["name"]
-        args = dict(a.split("=", 1) for a in row["args"].split("; ")) if row["args"] else {}
         # torch's FunctionEventAvg.input_shapes is a list; ringprof keeps the text it recorded.
-        self.input_shapes = args.get("Input Dims", "")
+        self.input_shapes = dict(row["arg_list"]).get("Input Dims", "")
         self.count = row["calls"]
         ns = 1000.0
         self.cpu_time_total = row["total_ns"] / ns          # microseconds, as torch reports them
@@ -180,12 +179,32 @@ _SORT_KEYS = {
 }
 
 
+def _merge_by_shapes(rows):
+    """Rows of one operator and input shapes merged: the tools split rows by
+    every zone argument (dtypes too), torch's group_by_input_shape by shapes only."""
+    merged = {}
+    for r in rows:
+        m = merged.get((r.key, r.input_shapes))
+        if m is None:
+            merged[(r.key, r.input_shapes)] = r
+            continue
+        for attr in ("count", "cpu_time_total", "self_cpu_time_total", "cuda_time_total", "self_cuda_time_total",
+                     "cpu_memory_usage", "self_cpu_memory_usage"):
+            setattr(m, attr, getattr(m, attr) + getattr(r, attr))
+        m.cpu_time = m.cpu_time_total / m.count if m.count else 0.0
+        m.cuda_time = m.cuda_time_total / m.count if m.count else 0.0
+    return list(merged.values())
+
+
 class KeyAverages(list):
     """The operator table of one window: a list of rows (key, count, cpu_time_total, ...)
     with table() printing it as torch.profiler's key_averages().table() does."""
 
     def __init__(self, result, by_shapes=False):
-        super().__init__(_Row(r) for r in result["rows"])
+        rows = [_Row(r) for r in result["rows"]]
+        if by_shapes:
+            rows = _merge_by_shapes(rows)
+        super().__init__(rows)
         self._by_shapes = by_shapes
         self._sum_self = result["sum_self_ns"] / 1000.0
         self._sum_gpu = result["sum_gpu_ns"] / 1000.0

@@ -358,7 +358,14 @@ PyObject* py_zone_arg(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (PyUnicode_Check(text)) Py_INCREF(text);
   else text = PyObject_Str(text);
   if (!text) return nullptr;
-  const std::string_view value = utf8(text);
+  std::string_view value = utf8(text);
+  if (value.size() > kMaxInlineName) {
+    // The ring keeps kMaxInlineName bytes: cut at a character boundary, so
+    // the text stays UTF-8 (continuation bytes are 10xxxxxx).
+    size_t n = kMaxInlineName;
+    while (n > 0 && (static_cast<unsigned char>(value[n]) & 0xC0) == 0x80) --n;
+    value = value.substr(0, n);
+  }
   if (!PyErr_Occurred()) {
     name_thread_once();
     // Past the name table's cap a new key has no static copy: the argument is left out.

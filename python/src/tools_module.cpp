@@ -53,6 +53,7 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
     py::dict row;
     row["name"] = r.name;
     row["args"] = r.args;
+    row["arg_list"] = r.arg_list;
     row["calls"] = r.calls;
     row["total_ns"] = r.total_ns;
     row["self_ns"] = r.self_ns;

@@ -91,7 +91,7 @@ void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
     c.self_ns.push_back(z.self_ns());
     c.depth.push_back(z.depth);
     std::map<std::string, std::string>& args = c.args.emplace_back();
-    for (const ZoneArgIds& a : z.args) args[p.location_name(a.key)] = p.location_name(a.value);
+    for (const ZoneArgIds& a : z.args) args[p.location_name(a.key)] = zone_arg_value(p, a.value);
   });
   reader.read([&](const SegmentView& v) {
     if (current != &v.process) {

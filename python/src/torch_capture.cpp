@@ -155,7 +155,14 @@ void record_inputs(const at::RecordFunction& fn) {
 // (registered with needsInputs at the detailed level).
 std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& fn) {
   ThreadOps& t = t_ops;
-  if (begin_op(fn, t)) record_inputs(fn);
+  if (begin_op(fn, t)) {
+    // A tensor whose sizes cannot be read (a custom or symbolic size policy)
+    // throws: the operator keeps its zone, without arguments.
+    try {
+      record_inputs(fn);
+    } catch (...) {
+    }
+  }
   return nullptr;
 }
 

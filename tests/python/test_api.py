@@ -219,6 +219,34 @@ class ZoneTest(unittest.TestCase):
 
 
 class SettingsTest(unittest.TestCase):
+    def test_rank_from_the_launchers_variables_then_set_rank(self):
+        d = support.fresh_dir(self)
+        r = support.run_python(textwrap.dedent("""
+            import ringprof
+            ringprof.start(dir=%r, sample_hz=0)
+            print(sorted(ringprof.rank_info().items()))
+            with ringprof.zone("before"):
+                pass
+            ringprof.flush()
+            ringprof.set_rank(5, world_size=16, job_id="j2")
+            with ringprof.zone("after"):
+                pass
+            ringprof.stop()
+        """ % d), env={"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "TORCHELASTIC_RUN_ID": "job42"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("[('job_id', 'job42'), ('local_rank', 1), ('rank', 3), ('source', 'RANK'), "
+                      "('world_size', 8)]", r.stdout)
+        # The files state the identity as it was last set.
+        self.assertIn("rank 5 of 16, job j2 (from set_rank)", support.cli("info", d))
+        # Without any variable, the rank is unknown and info says nothing of it.
+        d2 = support.fresh_dir(self)
+        env = {k: "" for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID", "SLURM_PROCID",
+                               "SLURM_JOB_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")}
+        r = support.run_python("import ringprof\nringprof.start(dir=%r, sample_hz=0)\n"
+                               "print(ringprof.rank_info()['rank'])\nringprof.instant('x')\nringprof.stop()\n" % d2, env=env)
+        self.assertEqual(r.stdout.strip(), "-1", r.stderr)
+        self.assertNotIn("rank", support.cli("info", d2).replace("ringprof", ""))
+
     def test_keywords_override_variables_and_bad_ones_only_warn(self):
         d = support.fresh_dir(self)
         other = d + "-from-env"

@@ -15,6 +15,7 @@
 // child 1 call, 20 µs, with arguments tag=x.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -244,6 +245,50 @@ TEST_F(ZoneArgsTest, ExtractKeepsTheArguments) {
   for (const TableRow& row : table.rows) rows.push_back(row.name + " " + row.args + " " + std::to_string(row.calls));
   EXPECT_EQ(rows, (std::vector<std::string>{"op Input Dims=[[8, 16]] 2", "op Input Dims=[[4, 4]] 1", "child tag=x 1",
                                             "op  1"}));
+}
+
+// A window that begins inside a zone: extraction clips the zone's begin to
+// the window and gives it again the arguments it had before the window.
+TEST_F(ZoneArgsTest, ExtractRestatesTheArgumentsOfAZoneCrossingTheWindowStart) {
+  ExtractOptions o;
+  o.output_dir = dir_.file("x");
+  o.window.from_ns = 50 * kUs;  // from the trace's start (T): inside the first op, after its argument
+  o.window.to_ns = 250 * kUs;
+  const ExtractResult r = extract_window({path_}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.clipped_zones, 2u);  // op's begin at the window start, the second op's end at its end
+  TraceReader reader({o.output_dir});
+  TableOptions t;
+  t.group_by_args = true;
+  const TableResult table = compute_table(reader, t);
+  std::vector<std::string> rows;
+  for (const TableRow& row : table.rows) rows.push_back(row.name + " " + row.args + " " + std::to_string(row.calls));
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<std::string>{"op Input Dims=[[4, 4]] 1", "op Input Dims=[[8, 16]] 1"}));
+}
+
+// An empty value is an empty string, not a location placeholder.
+TEST(ZoneArgs, AnEmptyValueStaysEmpty) {
+  test::TempDir dir;
+  TraceBuilder b(4242, T);
+  const uint32_t th = b.thread(100, "main");
+  const uint32_t op = b.location("op"), key = b.location("k"), empty = b.location("");
+  b.begin(th, T, op);
+  b.arg(th, T, key, empty);
+  b.end(th, T + kUs);
+  b.flush();
+  test::write_file(dir.file("e.rpf"), b.bytes());
+  TraceReader reader({dir.file("e.rpf")});
+  std::ostringstream out;
+  write_chrome_trace(reader, {}, out);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  size_t seen = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    EXPECT_EQ(e["args"]["k"], "");
+    ++seen;
+  }
+  EXPECT_EQ(seen, 1u);
 }
 
 // Each file states the locations its events refer to, the value's text

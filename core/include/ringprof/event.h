@@ -58,7 +58,7 @@ enum class EventKind : uint8_t {
   Free = 14,         // a block freed: as Alloc; p1 = its size when the caller
                      // knows it, else 0 (the tools take the size from the Alloc)
   ZoneArg = 15,      // an argument of the thread's innermost open zone (input
-                     // shapes, a request id). In a ring: the value's text
+                     // shapes, a batch size). In a ring: the value's text
                      // inline (ref Inline, length in `extra`), p1 = the key, a
                      // `const char*` with static storage. In the file: loc = the
                      // key (a location), value = the value text's location id.

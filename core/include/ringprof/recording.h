@@ -203,13 +203,15 @@ class Zone {
 };
 
 // Zone arguments: a key and a value attached to the calling thread's innermost
-// open zone (input shapes, a request id, a batch size). The tools show them in
+// open zone (input shapes, a batch size, a model name). The tools show them in
 // the Chrome and Perfetto traces' args and split `ringprof table
 // --group-by-args` rows by them. The key must have static storage (a
 // literal); the value is copied, cut to kMaxInlineName bytes, and interned
 // once per distinct text by the drainer, so values with a bounded set of texts
-// (shapes, types) cost one name each. An argument with no zone open is kept in
-// the files and ignored by the tools.
+// (shapes, types) cost one name each. Values share the drainer's budget of
+// run-time names (about a million per process; past it they read "<too many
+// names>"): a value unique to each call (a request id) would use it up. An argument with no zone open is kept in the files and
+// ignored by the tools.
 inline void zone_arg(const char* static_key, std::string_view value) noexcept {
   internal::emit_inline(EventKind::ZoneArg, value, reinterpret_cast<uintptr_t>(static_key));
 }

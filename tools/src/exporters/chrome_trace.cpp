@@ -311,7 +311,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
       // The zone's own arguments (ZoneArg), as strings under their keys.
       for (const ZoneArgIds& a : z.args) {
         key(process_->location_name(a.key));
-        internal::append_json_string(line_, process_->location_name(a.value));
+        internal::append_json_string(line_, zone_arg_value(*process_, a.value));
       }
       line_ += "}";
     }

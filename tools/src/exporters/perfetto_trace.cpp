@@ -225,7 +225,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     Interned interned;
     Annotations a(w_, t.seq, interned);
     if (unterminated) a.add_bool("unterminated", true);
-    for (const ZoneArgIds& arg : args) a.add(process_->location_name(arg.key), process_->location_name(arg.value));
+    for (const ZoneArgIds& arg : args) a.add(process_->location_name(arg.key), zone_arg_value(*process_, arg.value));
     const std::string annotations(a.bytes());
     f.annotations = annotations;
     w_.event(t.seq, ts, f, &interned);

@@ -1,5 +1,6 @@
 // extract: decode → keep the window → re-encode with a fresh file start.
 #include "ringprof/tools/extract.h"
+#include "ringprof/tools/zone_tracker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,20 +97,27 @@ class Extractor final : public SegmentVisitor {
   }
 
  private:
+  struct OpenZone {
+    uint32_t loc;                   // input location id
+    std::vector<ZoneArgIds> args{};  // its arguments so far (input ids), restated after a clipped begin
+  };
   struct ZoneState {
-    std::vector<uint32_t> open;  // input location ids, outermost first
+    std::vector<OpenZone> open;  // outermost first
     bool entered = false;        // the window has begun for this thread
     bool closed = false;         // and ended
   };
 
   void track(ZoneState& z, const DecodedEvent& e) {
-    if (e.kind == EventKind::ZoneBegin) z.open.push_back(e.loc);
+    if (e.kind == EventKind::ZoneBegin) z.open.push_back(OpenZone{e.loc});
     else if (e.kind == EventKind::ZoneEnd && !z.open.empty()) z.open.pop_back();
+    else if (e.kind == EventKind::ZoneArg && !z.open.empty())
+      add_zone_arg(z.open.back().args, e.loc, static_cast<uint32_t>(e.value));
   }
   void enter(ZoneState& z, uint32_t thread) {
     z.entered = true;
-    for (uint32_t loc : z.open) {
-      add(thread, window_.begin_ns, EventKind::ZoneBegin, loc, 0);
+    for (const OpenZone& o : z.open) {
+      add(thread, window_.begin_ns, EventKind::ZoneBegin, o.loc, 0);
+      for (const ZoneArgIds& a : o.args) add(thread, window_.begin_ns, EventKind::ZoneArg, a.key, a.value);
       ++result_.clipped_zones;
     }
   }

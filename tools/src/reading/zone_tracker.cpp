@@ -45,13 +45,18 @@ bool add_zone_arg(std::vector<ZoneArgIds>& args, uint32_t key, uint32_t value) {
   return true;
 }
 
+std::string zone_arg_value(const ProcessState& process, uint32_t value_id) {
+  const Location* l = process.location(value_id);
+  return l ? l->name : process.location_name(value_id);
+}
+
 std::string zone_args_text(const ProcessState& process, const std::vector<ZoneArgIds>& args) {
   std::string text;
   for (const ZoneArgIds& a : args) {
     if (!text.empty()) text += "; ";
     text += process.location_name(a.key);
     text += '=';
-    text += process.location_name(a.value);
+    text += zone_arg_value(process, a.value);
   }
   return text;
 }

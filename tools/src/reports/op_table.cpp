@@ -104,6 +104,10 @@ class TableBuilder final : public SegmentVisitor {
     if (options_.group_by_args && !z.args.empty()) key += '\x1f' + zone_args_text(*process_, z.args);
     TableRow& row = this->row(key);
     const uint64_t d = z.duration_ns();
+    if (row.calls == 0 && options_.group_by_args) {
+      for (const ZoneArgIds& a : z.args)
+        row.arg_list.emplace_back(process_->location_name(a.key), zone_arg_value(*process_, a.value));
+    }
     if (row.calls == 0) row.min_ns = d;  // a row made by GPU work first has no calls yet
     ++row.calls;
     row.total_ns += d;
@@ -142,7 +146,7 @@ class TableBuilder final : public SegmentVisitor {
   TableRow& row(const std::string& key) {
     auto [it, inserted] = rows_.try_emplace(key);
     if (inserted) {
-      const size_t split = key.find('\x1f');
+      const size_t split = options_.group_by_args ? key.find('\x1f') : std::string::npos;
       it->second.name = key.substr(0, split);
       if (split != std::string::npos) it->second.args = key.substr(split + 1);
     }

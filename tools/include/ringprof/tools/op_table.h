@@ -46,6 +46,7 @@ struct TableOptions {
 struct TableRow {
   std::string name;
   std::string args;  // group_by_args: "key=value; key=value" (zone_args_text), "" for zones with none
+  std::vector<std::pair<std::string, std::string>> arg_list;  // the same, as (key, value) pairs
   uint64_t calls = 0;
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;

@@ -34,8 +34,14 @@ struct ZoneArgIds {
 // replaces its value; at most ZoneTracker::kMaxArgs); false when it was full.
 bool add_zone_arg(std::vector<ZoneArgIds>& args, uint32_t key, uint32_t value);
 
-// "key=value; key=value" in the list's order: how tables show a zone's arguments.
 struct ProcessState;
+
+// An argument value's text: the location's name, which may be empty (""),
+// where location_name() would say "<location N>"; that only when no file
+// read so far states the id.
+std::string zone_arg_value(const ProcessState& process, uint32_t value_id);
+
+// "key=value; key=value" in the list's order: how tables show a zone's arguments.
 std::string zone_args_text(const ProcessState& process, const std::vector<ZoneArgIds>& args);
 
 struct ClosedZone {
