@@ -32,6 +32,19 @@ class TraceBuilder {
   }
 
   SessionInfo& session() { return session_; }
+  // Before the first flush: the host the files name.
+  void host(const std::string& name) {
+    session_.hostname = name;
+    encoder_.start_file(session_);
+  }
+  // The process's rank, stated from the next flush on (and at each file start).
+  void rank(int32_t rank, int32_t world_size = -1, const std::string& job_id = "") {
+    rank_.rank = rank;
+    rank_.world_size = world_size;
+    rank_.job_id = job_id;
+    rank_.source = "RANK";
+    ++rank_.version;
+  }
 
   uint32_t location(const std::string& name, const std::string& file = "", uint32_t line = 0) {
     Location l;
@@ -136,6 +149,7 @@ class TraceBuilder {
     b.stacks = stacks_;
     b.modules = modules_;
     b.sampler = sampler_ ? &*sampler_ : nullptr;
+    b.rank = rank_.version ? &rank_ : nullptr;
     set_time_range(b);
     b.gpu = gpu_;
     b.gpu_names = gpu_names_;
@@ -191,6 +205,7 @@ class TraceBuilder {
   std::vector<StackTrace> stacks_;
   std::vector<ModuleInfo> modules_;
   std::optional<SamplerState> sampler_;
+  RankInfo rank_;
   std::vector<ThreadInfo> threads_;
   std::vector<uint32_t> with_drops_;
   std::vector<Event> events_;

@@ -245,7 +245,7 @@ TEST(Info, MissingPathsAndEmptyDirectories) {
   EXPECT_EQ(info.problems[0].kind, ProblemKind::Unreadable);
   EXPECT_EQ(info.problems[0].file, dir.file("nope.rpf"));
   EXPECT_EQ(info.problems[1].file, dir.path());
-  EXPECT_EQ(info.problems[1].reason, "no *.rpf or *.rpf.part files in directory");
+  EXPECT_EQ(info.problems[1].reason, "no *.rpf or *.rpf.part files in directory (nor in its subdirectories)");
 }
 
 TEST(Info, PartFileSealedSinceListingIsFollowed) {

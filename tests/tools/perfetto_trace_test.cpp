@@ -708,5 +708,23 @@ TEST(PerfettoTrace, ZoneArgumentsOnTheSliceEnd) {
             (std::map<std::string, std::string>{{"Input type", "[float]"}, {"unterminated", "true"}}));
 }
 
+// A rank's process track is named "rank N (host, pid)".
+TEST(PerfettoTrace, RankProcessesAreNamedByRank) {
+  test::TempDir dir;
+  TraceBuilder b(4242, T);
+  b.host("nodeA");
+  b.rank(7, 8);
+  const uint32_t th = b.thread(100, "main");
+  b.instant(th, T + 10, b.location("x"));
+  b.flush();
+  test::write_file(dir.file("a.rpf"), b.bytes());
+  const Model m = read_model(convert({dir.file("a.rpf")}));
+  ASSERT_EQ(m.error, "");
+  std::vector<std::string> processes;
+  for (const auto& [uuid, t] : m.tracks)
+    if (t.has_process()) processes.push_back(t.process().process_name());
+  EXPECT_EQ(processes, std::vector<std::string>{"rank 7 (nodeA, 4242)"});
+}
+
 }  // namespace
 }  // namespace ringprof

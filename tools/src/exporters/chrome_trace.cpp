@@ -72,9 +72,18 @@ class ChromeTraceWriter final : public SegmentVisitor {
     begin_event("process_name", "M");
     append_pid_tid(p.pid);
     line_ += ",\"args\":{\"name\":";
-    internal::append_json_string(line_, p.display_name());
+    internal::append_json_string(line_, p.trace_name());
     line_ += "}}";
     emit();
+    // Ranks in rank order in the viewer (Chrome's own metadata event).
+    if (p.rank && p.rank->rank >= 0) {
+      begin_event("process_sort_index", "M");
+      append_pid_tid(p.pid);
+      line_ += ",\"args\":{\"sort_index\":";
+      append_uint(line_, static_cast<uint64_t>(p.rank->rank));
+      line_ += "}}";
+      emit();
+    }
   }
 
   void end_process(const ProcessState&) override { zones_.finish(); }

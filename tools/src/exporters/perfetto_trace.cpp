@@ -77,7 +77,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     d->set_uuid(process_uuid_);
     pf::ProcessDescriptor* pd = d->mutable_process();
     pd->set_pid(static_cast<int32_t>(p.pid));
-    pd->set_process_name(p.display_name());
+    pd->set_process_name(p.trace_name());
     for (const std::string& arg : p.command_line) pd->add_cmdline(arg);
     w_.write(proc_seq_, desc);
 

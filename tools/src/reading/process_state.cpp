@@ -43,6 +43,12 @@ uint32_t ProcessState::tid_of(uint32_t thread_index) const {
   return t ? t->tid : thread_index;
 }
 
+std::string ProcessState::trace_name() const {
+  if (!rank || rank->rank < 0) return display_name();
+  return "rank " + std::to_string(rank->rank) + " (" + (hostname.empty() ? std::string("unknown host") : hostname) +
+         ", " + std::to_string(pid) + ")";
+}
+
 std::string ProcessState::display_name() const {
   if (!command_line.empty() && !command_line[0].empty()) {
     const std::string& argv0 = command_line[0];

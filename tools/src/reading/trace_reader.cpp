@@ -71,18 +71,33 @@ TraceReader::TraceReader(const std::vector<std::string>& paths) {
       probe(path);
       continue;
     }
-    std::vector<std::string> inside;
+    std::vector<std::string> inside, subdirs;
     for (auto it = fs::directory_iterator(path, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
       const std::string name = it->path().filename().string();
       std::error_code fec;
       if (is_ringprof_name(name) && it->is_regular_file(fec)) inside.push_back(it->path().string());
+      else if (it->is_directory(fec)) subdirs.push_back(it->path().string());
     }
     if (ec) {
       open_problems_.push_back({ProblemKind::Unreadable, path, 0, "cannot list directory: " + ec.message()});
       continue;
     }
+    // A job's directory of per-rank directories (rank0/, rank1/, ...): with
+    // no files of its own, the files of its subdirectories, one level down.
     if (inside.empty()) {
-      open_problems_.push_back({ProblemKind::Unreadable, path, 0, "no *.rpf or *.rpf.part files in directory"});
+      for (const std::string& sub : subdirs) {
+        std::error_code sec;
+        for (auto it = fs::directory_iterator(sub, sec); !sec && it != fs::directory_iterator(); it.increment(sec)) {
+          std::error_code fec;
+          if (is_ringprof_name(it->path().filename().string()) && it->is_regular_file(fec))
+            inside.push_back(it->path().string());
+        }
+        if (sec) open_problems_.push_back({ProblemKind::Unreadable, sub, 0, "cannot list directory: " + sec.message()});
+      }
+    }
+    if (inside.empty()) {
+      open_problems_.push_back({ProblemKind::Unreadable, path, 0,
+                                "no *.rpf or *.rpf.part files in directory (nor in its subdirectories)"});
       continue;
     }
     std::sort(inside.begin(), inside.end());
@@ -187,8 +202,12 @@ void TraceReader::group_into_processes() {
       return std::tie(files_[a].first_sequence, files_[a].path) < std::tie(files_[b].first_sequence, files_[b].path);
     });
   }
+  // A distributed job's processes in rank order, then those without a rank
+  // (a forked worker, a file whose start is lost) by pid and start.
   std::sort(processes_.begin(), processes_.end(), [](const ProcessState& a, const ProcessState& b) {
-    return std::tie(a.pid, a.start_monotonic_ns) < std::tie(b.pid, b.start_monotonic_ns);
+    const int64_t ra = a.rank && a.rank->rank >= 0 ? a.rank->rank : INT64_MAX;
+    const int64_t rb = b.rank && b.rank->rank >= 0 ? b.rank->rank : INT64_MAX;
+    return std::tie(ra, a.pid, a.start_monotonic_ns) < std::tie(rb, b.pid, b.start_monotonic_ns);
   });
   for (size_t i = 0; i < processes_.size(); ++i) {
     processes_[i].index = i;

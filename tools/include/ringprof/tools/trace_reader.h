@@ -127,6 +127,9 @@ struct ProcessState {
   uint32_t tid_of(uint32_t thread_index) const;
   // argv[0]'s base name, or "pid N" when unknown.
   std::string display_name() const;
+  // The name a trace gives the process: "rank N (host, pid)" when the files
+  // state its rank (a distributed job), display_name() otherwise.
+  std::string trace_name() const;
 };
 
 // One intact segment, with the tables needed to resolve it. The segment's own
