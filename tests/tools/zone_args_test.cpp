@@ -70,6 +70,25 @@ Names write_workload(TraceBuilder& b, uint32_t th) {
   return n;
 }
 
+// "name args calls" per row, in the table's order.
+std::vector<std::string> row_texts(const TableResult& table) {
+  std::vector<std::string> rows;
+  for (const TableRow& row : table.rows) rows.push_back(row.name + " " + row.args + " " + std::to_string(row.calls));
+  return rows;
+}
+
+// One zone "op" with one argument k=value, in a file of its own.
+void write_one_zone_with_arg(const std::string& path, const std::string& value) {
+  TraceBuilder b(4242, T);
+  const uint32_t th = b.thread(100, "main");
+  const uint32_t op = b.location("op"), key = b.location("k"), text = b.location(value);
+  b.begin(th, T, op);
+  b.arg(th, T, key, text);
+  b.end(th, T + kUs);
+  b.flush();
+  test::write_file(path, b.bytes());
+}
+
 class ZoneArgsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -241,8 +260,7 @@ TEST_F(ZoneArgsTest, ExtractKeepsTheArguments) {
   t.group_by_args = true;
   const TableResult table = compute_table(reader, t);
   EXPECT_FALSE(reader.has_problems());
-  std::vector<std::string> rows;
-  for (const TableRow& row : table.rows) rows.push_back(row.name + " " + row.args + " " + std::to_string(row.calls));
+  std::vector<std::string> rows = row_texts(table);
   EXPECT_EQ(rows, (std::vector<std::string>{"op Input Dims=[[8, 16]] 2", "op Input Dims=[[4, 4]] 1", "child tag=x 1",
                                             "op  1"}));
 }
@@ -261,8 +279,7 @@ TEST_F(ZoneArgsTest, ExtractRestatesTheArgumentsOfAZoneCrossingTheWindowStart) {
   TableOptions t;
   t.group_by_args = true;
   const TableResult table = compute_table(reader, t);
-  std::vector<std::string> rows;
-  for (const TableRow& row : table.rows) rows.push_back(row.name + " " + row.args + " " + std::to_string(row.calls));
+  std::vector<std::string> rows = row_texts(table);
   std::sort(rows.begin(), rows.end());
   EXPECT_EQ(rows, (std::vector<std::string>{"op Input Dims=[[4, 4]] 1", "op Input Dims=[[8, 16]] 1"}));
 }
@@ -270,14 +287,7 @@ TEST_F(ZoneArgsTest, ExtractRestatesTheArgumentsOfAZoneCrossingTheWindowStart) {
 // An empty value is an empty string, not a location placeholder.
 TEST(ZoneArgs, AnEmptyValueStaysEmpty) {
   test::TempDir dir;
-  TraceBuilder b(4242, T);
-  const uint32_t th = b.thread(100, "main");
-  const uint32_t op = b.location("op"), key = b.location("k"), empty = b.location("");
-  b.begin(th, T, op);
-  b.arg(th, T, key, empty);
-  b.end(th, T + kUs);
-  b.flush();
-  test::write_file(dir.file("e.rpf"), b.bytes());
+  write_one_zone_with_arg(dir.file("e.rpf"), "");
   TraceReader reader({dir.file("e.rpf")});
   std::ostringstream out;
   write_chrome_trace(reader, {}, out);
