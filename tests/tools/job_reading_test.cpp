@@ -39,6 +39,7 @@ std::string write_job(test::TempDir& dir) {
     test::write_file(sub + "/ringprof-" + std::to_string(who.first) + "-1-000000.rpf", b.bytes());
   }
   TraceBuilder w(150, T);
+  w.host("hostA");
   const uint32_t th = w.thread(150, "worker");
   w.instant(th, T + 5, w.location("load"));
   w.flush();
@@ -86,6 +87,60 @@ TEST(JobReading, AnEmptyJobDirectorySaysSoInOneLine) {
   const std::vector<Problem> problems = reader.problems();
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].reason, "no *.rpf or *.rpf.part files in directory (nor in its subdirectories)");
+}
+
+// Two hosts whose monotonic clocks differ by 5 s (booted at different times):
+// by wall clock the two zones happened at the same moment, so the reader
+// puts them at the same time on rank 0's axis, and says how it aligned them.
+TEST(JobReading, ProcessesOnTwoHostsAreAlignedByWallClock) {
+  test::TempDir dir;
+  const uint64_t wall = 1'700'000'000'000'000'000ull;
+  auto write = [&](uint32_t pid, const std::string& host, int rank, uint64_t mono_start) {
+    TraceBuilder b(pid, mono_start);
+    b.session().start_realtime_ns = wall;
+    b.session().clock.realtime_base_ns = wall;
+    b.host(host);
+    b.rank(rank, 2);
+    const uint32_t th = b.thread(pid, "main");
+    b.begin(th, mono_start + 1000, b.location("allreduce"));  // 1 µs after start, by each host's clock
+    b.end(th, mono_start + 3000);
+    b.flush();
+    test::write_file(dir.file("ringprof-" + std::to_string(pid) + ".rpf"), b.bytes());
+  };
+  write(100, "hostA", 0, 2'000'000'000ull);
+  write(200, "hostB", 1, 7'000'000'000ull);
+  TraceReader reader({dir.file("ringprof-100.rpf"), dir.file("ringprof-200.rpf")});
+  ASSERT_EQ(reader.processes().size(), 2u);
+  EXPECT_EQ(reader.processes()[0].clock_offset_ns, 0);
+  EXPECT_EQ(reader.processes()[1].clock_offset_ns, -5'000'000'000ll);
+  EXPECT_EQ(reader.processes()[1].start_monotonic_ns, 2'000'000'000ull);
+  EXPECT_NE(reader.clock_note().find("2 hosts: their times are aligned by wall clock"), std::string::npos)
+      << reader.clock_note();
+  std::vector<std::pair<uint32_t, uint64_t>> begins;  // pid, ts
+  reader.read([&](const SegmentView& v) {
+    for (const DecodedEvent& e : v.segment.events)
+      if (e.kind == EventKind::ZoneBegin) begins.emplace_back(v.process.pid, e.ts_ns);
+    EXPECT_EQ(v.segment.header.first_ns, 2'000'001'000ull);  // the frame's range too
+  });
+  EXPECT_EQ(begins, (std::vector<std::pair<uint32_t, uint64_t>>{{100, 2'000'001'000ull}, {200, 2'000'001'000ull}}));
+  const auto range = reader.time_range();
+  ASSERT_TRUE(range.has_value());
+  EXPECT_EQ(range->first, 2'000'001'000ull);
+  EXPECT_EQ(range->second, 2'000'003'000ull);
+  // The command line says it once, on stderr, and reads on.
+  const auto r = test::run_command(std::string(RINGPROF_CLI) + " table " + test::shell_quote(dir.path()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("ringprof: warning: the processes ran on 2 hosts"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("allreduce"), std::string::npos) << r.out;
+}
+
+TEST(JobReading, OneHostNeedsNoAlignment) {
+  test::TempDir dir;
+  const std::string job = write_job(dir);
+  TraceReader reader({job + "/rank0", job + "/rank1"});  // ranks 0 and 1 and the worker, all on hostA
+  EXPECT_EQ(reader.processes().size(), 3u);
+  for (const ProcessState& p : reader.processes()) EXPECT_EQ(p.clock_offset_ns, 0);
+  EXPECT_EQ(reader.clock_note(), "");
 }
 
 }  // namespace

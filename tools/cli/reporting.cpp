@@ -24,6 +24,7 @@ int place_window(const std::vector<std::string>& paths, const WindowSpec& window
 }
 
 int report_problems(const TraceReader& reader) {
+  if (!reader.clock_note().empty()) std::fprintf(stderr, "%s\n", reader.clock_note().c_str());
   for (const Problem& p : reader.problems()) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
   return reader.has_problems() ? kExitDamaged : kExitOk;
 }

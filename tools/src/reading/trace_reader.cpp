@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <system_error>
 #include <tuple>
 
@@ -50,6 +51,24 @@ bool open_following_seal(internal::FrameScanner& scanner, FileSummary& file, std
   file.path = sealed;
   file.is_part = false;
   return true;
+}
+
+// Puts a segment's times on the job's axis (ProcessState::clock_offset_ns).
+// A 0 that means "none" (an empty frame's range, a record with no time) stays 0.
+void shift_times(DecodedSegment& seg, int64_t off) {
+  auto shift = [off](uint64_t& t) {
+    if (t != 0) t = static_cast<uint64_t>(static_cast<int64_t>(t) + off);
+  };
+  for (DecodedEvent& e : seg.events) shift(e.ts_ns);
+  for (GpuActivity& a : seg.gpu) {
+    shift(a.start_ns);
+    shift(a.end_ns);
+  }
+  shift(seg.header.first_ns);
+  shift(seg.header.last_ns);
+  if (seg.clock) shift(seg.clock->monotonic_base_ns);
+  if (seg.process) shift(seg.process->start_monotonic_ns);
+  if (seg.crash) shift(seg.crash->ts_ns);
 }
 
 }  // namespace
@@ -214,6 +233,39 @@ void TraceReader::group_into_processes() {
     for (size_t fi : processes_[i].files) files_[fi].process = i;
   }
   probes_.clear();
+  align_clocks();
+}
+
+void TraceReader::align_clocks() {
+  std::set<std::string> hosts;
+  const ProcessState* ref = nullptr;
+  for (const ProcessState& p : processes_) {
+    if (!p.start_known || p.start_realtime_ns == 0) continue;
+    hosts.insert(p.hostname);
+    if (!ref) ref = &p;
+  }
+  if (hosts.size() < 2) return;
+  // CLOCK_REALTIME - CLOCK_MONOTONIC at each process's start: a process's
+  // monotonic time plus its offset is the reference's monotonic time of the
+  // same wall-clock moment.
+  auto wall_offset = [](const ProcessState& p) {
+    return static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_monotonic_ns);
+  };
+  const int64_t ref_offset = wall_offset(*ref);
+  size_t unaligned = 0;
+  for (ProcessState& p : processes_) {
+    if (!p.start_known || p.start_realtime_ns == 0) {
+      ++unaligned;
+      continue;
+    }
+    p.clock_offset_ns = wall_offset(p) - ref_offset;
+    p.start_monotonic_ns = static_cast<uint64_t>(static_cast<int64_t>(p.start_monotonic_ns) + p.clock_offset_ns);
+  }
+  clock_note_ = "ringprof: warning: the processes ran on " + std::to_string(hosts.size()) +
+                " hosts: their times are aligned by wall clock, which is only as good as the hosts' clock "
+                "synchronisation (NTP: often hundreds of microseconds)";
+  if (unaligned)
+    clock_note_ += "; " + std::to_string(unaligned) + " process(es) whose start is lost could not be aligned";
 }
 
 // ---- reading ----
@@ -235,8 +287,9 @@ std::optional<std::pair<uint64_t, uint64_t>> TraceReader::time_range() const {
     while (std::optional<internal::Frame> frame = scanner.next(nullptr)) {
       const format::FrameHeader& h = frame->header;
       if (h.first_ns == 0) continue;  // nothing timed in it (GPU-only frames have no events but a range)
-      first = std::min(first, h.first_ns);
-      last = std::max(last, std::max(h.first_ns, h.last_ns));
+      const int64_t off = processes_[f.process].clock_offset_ns;
+      first = std::min(first, static_cast<uint64_t>(static_cast<int64_t>(h.first_ns) + off));
+      last = std::max(last, static_cast<uint64_t>(static_cast<int64_t>(std::max(h.first_ns, h.last_ns)) + off));
     }
   }
   if (first == UINT64_MAX) return std::nullopt;
@@ -348,6 +401,7 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       }
       continue;
     }
+    if (process.clock_offset_ns != 0) shift_times(seg, process.clock_offset_ns);
     if (frame->header.flags & format::kFrameFileStart) have_start = true;
     if (seg.process && !process.start_known) {
       process.start_known = true;

@@ -102,6 +102,10 @@ struct ProcessState {
   // the files' first segments before any read(), then the latest a read
   // states (set_rank() may change it mid-run).
   std::optional<RankInfo> rank;
+  // Added by the reader to every time it hands out for this process (events,
+  // GPU records, frame ranges, start_monotonic_ns, the clock calibration), so
+  // that a job's processes share one time axis (TraceReader::clock_note()).
+  int64_t clock_offset_ns = 0;
   std::vector<size_t> files;       // indices into TraceReader::files(), in read order
 
   // Filled while reading (reset at the start of each read()).
@@ -172,6 +176,12 @@ class TraceReader {
   // The same with a plain callback, for visitors that need no process hooks.
   void read(const std::function<void(const SegmentView&)>& on_segment);
 
+  // How the processes' clocks were put on one axis, in a line for stderr;
+  // "" when nothing needed doing (every process on one host, which shares
+  // CLOCK_MONOTONIC). Processes on several hosts: by each one's wall-clock
+  // offset at its start, relative to the first process (rank 0 in a job).
+  const std::string& clock_note() const { return clock_note_; }
+
   // Told how far each read() has got, in bytes and files (null: nobody).
   // Not owned; must outlive the reads.
   void set_progress(ProgressReporter* progress) { progress_ = progress; }
@@ -179,6 +189,7 @@ class TraceReader {
  private:
   void probe(const std::string& path);
   void group_into_processes();
+  void align_clocks();
   void read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor);
   void file_done(const FileSummary& file);
 
@@ -188,6 +199,7 @@ class TraceReader {
   std::vector<Problem> read_problems_;
   ProgressReporter* progress_ = nullptr;
   uint64_t bytes_before_file_ = 0;  // progress: sizes of the files this read() has finished
+  std::string clock_note_;
   uint64_t files_done_ = 0;
 
   // Probe results kept until grouping.
