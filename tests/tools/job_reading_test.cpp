@@ -143,5 +143,43 @@ TEST(JobReading, OneHostNeedsNoAlignment) {
   EXPECT_EQ(reader.clock_note(), "");
 }
 
+// Ranks in containers on two hosts, both pid 100, and a second process on
+// host B whose own wall-clock reading is 3 µs off: the traces keep the two
+// pid-100 processes apart, and host B's processes share one offset.
+TEST(JobReading, SamePidOnTwoHostsAndOneOffsetPerHost) {
+  test::TempDir dir;
+  const uint64_t wall = 1'700'000'000'000'000'000ull;
+  auto write = [&](uint32_t pid, const std::string& host, int rank, uint64_t mono_start, uint64_t wall_start) {
+    TraceBuilder b(pid, mono_start);
+    b.session().start_realtime_ns = wall_start;
+    b.session().clock.realtime_base_ns = wall_start;
+    b.host(host);
+    b.rank(rank, 3);
+    const uint32_t th = b.thread(pid, "main");
+    b.instant(th, mono_start + 1000, b.location("x"));
+    b.flush();
+    test::write_file(dir.file("ringprof-" + std::to_string(rank) + ".rpf"), b.bytes());
+  };
+  write(100, "hostA", 0, 2'000'000'000ull, wall);
+  write(100, "hostB", 1, 7'000'000'000ull, wall);
+  write(200, "hostB", 2, 7'000'000'000ull, wall + 3000);  // same monotonic moment, wall clock read 3 µs later
+  TraceReader reader({dir.path()});
+  ASSERT_EQ(reader.processes().size(), 3u);
+  EXPECT_EQ(reader.processes()[1].clock_offset_ns, -5'000'000'000ll);
+  EXPECT_EQ(reader.processes()[2].clock_offset_ns, -5'000'000'000ll);  // host B's, not its own reading's
+  EXPECT_EQ(reader.processes()[0].trace_pid, 100u);
+  EXPECT_EQ(reader.processes()[1].trace_pid, (1u << 22) + 1);
+  EXPECT_EQ(reader.processes()[2].trace_pid, 200u);
+  std::ostringstream out;
+  write_chrome_trace(reader, {}, out);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  std::map<uint32_t, std::string> names;
+  for (const auto& e : j["traceEvents"])
+    if (e["name"] == "process_name") names[e["pid"]] = e["args"]["name"];
+  EXPECT_EQ(names, (std::map<uint32_t, std::string>{{100, "rank 0 (hostA, 100)"},
+                                                    {(1u << 22) + 1, "rank 1 (hostB, 100)"},
+                                                    {200, "rank 2 (hostB, 200)"}}));
+}
+
 }  // namespace
 }  // namespace ringprof

@@ -33,8 +33,11 @@ namespace internal {
 // What the variables give, through `lookup` (getenv in use); warnings go to stderr.
 using EnvLookup = const char* (*)(const char* name);
 RankInfo rank_from_environment(EnvLookup lookup);
-// start(): reads the environment unless set_rank() has spoken.
+// start(): reads the environment unless set_rank() has spoken (and installs
+// the fork handlers of the identity's lock, before the recorder's own).
 void load_rank_from_environment();
+// rank_info().version, without the lock: the drainer copies the identity only when it moves.
+uint32_t rank_version() noexcept;
 }  // namespace internal
 
 }  // namespace ringprof

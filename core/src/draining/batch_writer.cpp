@@ -229,7 +229,7 @@ void BatchWriter::write_batch(WriteJob& job) {
   b.stacks = stacks_;
   b.modules = modules_;
   b.sampler = job.sampler ? &*job.sampler : nullptr;
-  b.rank = job.rank ? &*job.rank : nullptr;
+  b.rank = job.rank.get();
   if (job.gpu_stats) {  // a GPU source runs (or ran) in this session
     b.gpu = job.gpu;
     b.gpu_names = gpu_names_;

@@ -59,7 +59,7 @@ struct WriteJob {
   std::vector<ModuleInfo> new_modules;
   std::vector<std::string> new_gpu_names;
   std::optional<SamplerState> sampler;
-  std::optional<RankInfo> rank;
+  std::shared_ptr<const RankInfo> rank;  // shared with the drainer: no copy per batch
   std::vector<GpuActivity> gpu;
   std::vector<GpuDevice> gpu_devices;
   std::optional<GpuStats> gpu_stats;

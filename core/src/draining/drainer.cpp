@@ -607,11 +607,14 @@ bool Drainer::emit_batch(bool wait) {
   j.new_modules.assign(modules.begin() + static_cast<ptrdiff_t>(modules_sent_), modules.end());
   modules_sent_ = modules.size();
   if (sampler_) j.sampler = sampler_->state();
-  // The identity as of this batch (its strings are short: no allocation in
-  // practice); the encoder states it at each file start and on a new version.
-  RankInfo rank = rank_info();
-  if (rank.known()) j.rank = std::move(rank);
-  else j.rank.reset();
+  // The identity as of this batch, copied only when set_rank() moved it; the
+  // encoder states it at each file start and on a new version.
+  if (const uint32_t v = internal::rank_version(); v != rank_seen_) {
+    RankInfo r = rank_info();
+    rank_seen_ = r.version;
+    rank_ = r.known() ? std::make_shared<const RankInfo>(std::move(r)) : nullptr;
+  }
+  j.rank = rank_;
   j.first_ns = j.events.empty() ? 0 : batch_first_ns_;
   j.last_ns = j.events.empty() ? 0 : batch_last_ns_;
   GpuRecords& gpu = gpu_.records();

@@ -135,6 +135,8 @@ class Drainer : private sampler::SampleVisitor {
 
   // Sampling.
   std::unique_ptr<sampler::Sampler> sampler_;
+  std::shared_ptr<const RankInfo> rank_;  // the process's identity as last copied (null: unknown)
+  uint32_t rank_seen_ = UINT32_MAX;       // its version
   sampler::StackTable stacks_;
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;

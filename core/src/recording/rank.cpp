@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -22,13 +23,17 @@ std::mutex g_mu;
 RankInfo g_rank;            // under g_mu
 bool g_set_by_api = false;  // set_rank() was called: the environment no longer speaks
 
+std::atomic<uint32_t> g_version{0};  // g_rank.version, readable without the lock
+
 // fork() may happen while the drainer holds g_mu (reading the identity for a
 // batch); the child, which has only the forking thread, takes it over: the
-// lock is held across fork and released on both sides.
-[[maybe_unused]] const bool g_fork_handlers = [] {
-  pthread_atfork([] { g_mu.lock(); }, [] { g_mu.unlock(); }, [] { g_mu.unlock(); });
-  return true;
-}();
+// lock is held across fork and released on both sides. Registered from
+// start() before the recorder's own child handler (which may start recording
+// again and read the identity): child handlers run in registration order.
+void install_fork_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork([] { g_mu.lock(); }, [] { g_mu.unlock(); }, [] { g_mu.unlock(); }); });
+}
 
 // A non-negative decimal int32, or nothing (with a warning for a malformed one).
 std::optional<int32_t> parse_count(const char* name, const char* text) {
@@ -67,6 +72,7 @@ void set_rank(int32_t rank, int32_t world_size, int32_t local_rank, std::string_
   g_rank.job_id = std::string(job_id);
   g_rank.source = "set_rank";
   g_rank.version = version;
+  g_version.store(version, std::memory_order_release);
   g_set_by_api = true;
 }
 
@@ -97,7 +103,10 @@ RankInfo rank_from_environment(EnvLookup lookup) {
   return r;
 }
 
+uint32_t rank_version() noexcept { return g_version.load(std::memory_order_acquire); }
+
 void load_rank_from_environment() {
+  install_fork_handlers();
   RankInfo r = rank_from_environment([](const char* name) -> const char* { return std::getenv(name); });
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_set_by_api || !r.known()) return;
@@ -107,6 +116,7 @@ void load_rank_from_environment() {
       r.job_id == g_rank.job_id && r.source == g_rank.source)
     return;
   r.version = g_rank.version + 1;
+  g_version.store(r.version, std::memory_order_release);
   g_rank = std::move(r);
 }
 

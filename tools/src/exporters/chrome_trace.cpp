@@ -70,7 +70,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     live_bytes_.clear();
     gpu_.begin_process(p);
     begin_event("process_name", "M");
-    append_pid_tid(p.pid);
+    append_pid_tid(p.trace_pid);
     line_ += ",\"args\":{\"name\":";
     internal::append_json_string(line_, p.trace_name());
     line_ += "}}";
@@ -78,7 +78,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     // Ranks in rank order in the viewer (Chrome's own metadata event).
     if (p.rank && p.rank->rank >= 0) {
       begin_event("process_sort_index", "M");
-      append_pid_tid(p.pid);
+      append_pid_tid(p.trace_pid);
       line_ += ",\"args\":{\"sort_index\":";
       append_uint(line_, static_cast<uint64_t>(p.rank->rank));
       line_ += "}}";
@@ -98,7 +98,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
         it->second = t.name;
       }
       begin_event("thread_name", "M");
-      append_pid_tid(process_->pid, t.tid);
+      append_pid_tid(process_->trace_pid, t.tid);
       line_ += ",\"args\":{\"name\":";
       internal::append_json_string(line_, t.name);
       line_ += "}}";
@@ -121,7 +121,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
       int64_t& live = live_bytes_[e.loc];
       live += c.bytes;
       begin_event("memory: " + process_->location_name(e.loc), "C", e.ts_ns);
-      append_pid_tid(process_->pid);
+      append_pid_tid(process_->trace_pid);
       line_ += ",\"args\":{\"bytes\":";
       line_ += std::to_string(live);
       line_ += "}}";
@@ -144,14 +144,14 @@ class ChromeTraceWriter final : public SegmentVisitor {
     switch (e.kind) {
       case EventKind::Instant:
         begin_event(process_->location_name(e.loc), "i", e.ts_ns);
-        append_pid_tid(process_->pid, tid);
+        append_pid_tid(process_->trace_pid, tid);
         line_ += ",\"s\":\"t\"}";
         emit();
         break;
       case EventKind::Counter: {
         const std::string name = process_->location_name(e.loc);
         begin_event(name, "C", e.ts_ns);
-        append_pid_tid(process_->pid, tid);
+        append_pid_tid(process_->trace_pid, tid);
         line_ += ",\"args\":{\"value\":";
         internal::append_json_double(line_, bits_double(e.value));
         line_ += "}}";
@@ -162,7 +162,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
         std::string name = "step ";
         append_uint(name, e.value);
         begin_event(name, "i", e.ts_ns);
-        append_pid_tid(process_->pid, tid);
+        append_pid_tid(process_->trace_pid, tid);
         line_ += ",\"s\":\"p\",\"args\":{\"step\":";
         append_uint(line_, e.value);
         line_ += "}}";
@@ -191,7 +191,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     const std::string name = process_->location_name(e.loc);
     if (classify_mark(name) == MarkClass::Drops) return on_drops(e, tid, name);
     begin_event(describe_mark(name, e.value), "i", e.ts_ns, "ringprof.mark");
-    append_pid_tid(process_->pid, tid);
+    append_pid_tid(process_->trace_pid, tid);
     line_ += ",\"s\":\"g\",\"args\":{\"mark\":";
     internal::append_json_string(line_, name);
     line_ += ",\"value\":";
@@ -236,7 +236,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     begin_event(label, "X", begin, "ringprof.dropped");
     line_ += ",\"dur\":";
     append_us(line_, e.ts_ns - begin);
-    append_pid_tid(process_->pid, tid);
+    append_pid_tid(process_->trace_pid, tid);
     line_ += ",\"args\":{\"dropped\":";
     append_uint(line_, e.value);
     line_ += "}}";
@@ -262,7 +262,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
       }
     }
     begin_event(name, ph, e.ts_ns, "flow");
-    append_pid_tid(process_->pid, tid);
+    append_pid_tid(process_->trace_pid, tid);
     line_ += ",\"id\":";
     append_uint(line_, e.value);
     line_ += ",\"bp\":\"e\"}";
@@ -274,7 +274,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
   void on_sample(const DecodedEvent& e, uint32_t tid) {
     const std::vector<ResolvedFrame>& frames = resolver_.stack(*process_, e.loc);
     begin_event(frames.front().function, "i", e.ts_ns, "cpu_sample");
-    append_pid_tid(process_->pid, tid);
+    append_pid_tid(process_->trace_pid, tid);
     line_ += ",\"s\":\"t\",\"args\":{\"stack\":[";
     for (size_t i = frames.size(); i-- > 0;) {
       const ResolvedFrame& f = frames[i];
@@ -293,7 +293,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     begin_event(process_->location_name(z.loc), "X", z.begin_ns);
     line_ += ",\"dur\":";
     append_us(line_, z.duration_ns());
-    append_pid_tid(process_->pid, process_->tid_of(z.thread_index));
+    append_pid_tid(process_->trace_pid, process_->tid_of(z.thread_index));
     const Location* loc = process_->location(z.loc);
     const bool has_file = loc && !loc->file.empty();
     if (has_file || z.unterminated || !z.args.empty()) {

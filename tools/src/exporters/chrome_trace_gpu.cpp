@@ -52,7 +52,7 @@ void GpuTraceWriter::track(uint32_t tid, const std::string& name, uint32_t sort_
     line_ = "{\"name\":\"";
     line_ += kind;
     line_ += "\",\"cat\":\"__metadata\",\"ph\":\"M\",\"pid\":";
-    append_uint(line_, process_->pid);
+    append_uint(line_, process_->trace_pid);
     line_ += ",\"tid\":";
     append_uint(line_, tid);
     if (kind[7] == 'n') {
@@ -78,7 +78,7 @@ void GpuTraceWriter::complete(const std::string& name, const char* cat, uint64_t
   line_ += ",\"dur\":";
   append_us(line_, dur);
   line_ += ",\"pid\":";
-  append_uint(line_, process_->pid);
+  append_uint(line_, process_->trace_pid);
   line_ += ",\"tid\":";
   append_uint(line_, tid);
   if (!args.empty()) line_ += ",\"args\":{" + args + "}";
@@ -92,11 +92,11 @@ void GpuTraceWriter::flow(const char* ph, uint64_t ts, uint32_t tid, uint32_t co
   line_ += "\",\"ts\":";
   append_us(line_, ts);
   line_ += ",\"pid\":";
-  append_uint(line_, process_->pid);
+  append_uint(line_, process_->trace_pid);
   line_ += ",\"tid\":";
   append_uint(line_, tid);
   line_ += ",\"id\":";
-  append_uint(line_, uint64_t{process_->pid} << 32 | correlation);
+  append_uint(line_, uint64_t{process_->trace_pid} << 32 | correlation);
   line_ += ",\"bp\":\"e\"}";
   emit_(line_);
 }
@@ -206,7 +206,7 @@ void GpuTraceWriter::segment(const SegmentView& view) {
           line_ += ",\"cat\":\"nvtx\",\"ph\":\"i\",\"ts\":";
           append_us(line_, a.start_ns);
           line_ += ",\"pid\":";
-          append_uint(line_, process_->pid);
+          append_uint(line_, process_->trace_pid);
           line_ += ",\"tid\":";
           append_uint(line_, tid);
           line_ += ",\"s\":\"t\"}";
@@ -220,7 +220,7 @@ void GpuTraceWriter::segment(const SegmentView& view) {
         line_ = "{\"name\":\"GPU " + std::to_string(a.device) + " memory allocated\",\"cat\":\"gpu_memory\",\"ph\":\"C\",\"ts\":";
         append_us(line_, a.start_ns);
         line_ += ",\"pid\":";
-        append_uint(line_, process_->pid);
+        append_uint(line_, process_->trace_pid);
         line_ += ",\"args\":{\"bytes\":";
         line_ += std::to_string(total);
         line_ += "}}";

@@ -76,7 +76,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     pf::TrackDescriptor* d = desc.mutable_track_descriptor();
     d->set_uuid(process_uuid_);
     pf::ProcessDescriptor* pd = d->mutable_process();
-    pd->set_pid(static_cast<int32_t>(p.pid));
+    pd->set_pid(static_cast<int32_t>(p.trace_pid));
     pd->set_process_name(p.trace_name());
     for (const std::string& arg : p.command_line) pd->add_cmdline(arg);
     w_.write(proc_seq_, desc);
@@ -182,7 +182,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     d->set_uuid(t.uuid);
     d->set_parent_uuid(process_uuid_);
     pf::ThreadDescriptor* td = d->mutable_thread();
-    td->set_pid(static_cast<int32_t>(process_->pid));
+    td->set_pid(static_cast<int32_t>(process_->trace_pid));
     td->set_tid(static_cast<int32_t>(process_->tid_of(index)));
     if (!name.empty()) td->set_thread_name(name);
     w_.write(proc_seq_, p);
@@ -355,7 +355,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
         w_.set_name(t.seq, flow, interned, f);
         f.category_iid = w_.category_iid(t.seq, "flow", interned);
         f.has_flow = true;
-        f.flow_id = internal::process_flow_id(process_->pid, e.value);
+        f.flow_id = internal::process_flow_id(process_->trace_pid, e.value);
         f.terminating_flow = e.kind == EventKind::FlowEnd;
         break;
       case EventKind::Mark: {

@@ -84,7 +84,7 @@ void PerfettoGpuWriter::segment(const SegmentView& view) {
     const GpuActivity& a = seg.gpu[index];
     if (a.kind == GpuKind::ExternalCorrelation || !window_.overlaps(a.start_ns, a.end_ns)) continue;
     const std::string name = a.name ? seg.gpu_names[a.name - 1] : std::string();
-    const uint64_t launch_flow = process_flow_id(process_->pid, a.correlation, 1);
+    const uint64_t launch_flow = process_flow_id(process_->trace_pid, a.correlation, 1);
     Interned interned;
     Annotations args(w_, seq_, interned);
     switch (a.kind) {

@@ -193,7 +193,9 @@ class Extractor final : public SegmentVisitor {
     s.start_realtime_ns = p.start_realtime_ns;
     s.clock = clock_;
     s.ringprof_version = p.ringprof_version;
-    const std::string base = options_.output_dir + "/ringprof-" + std::to_string(p.pid) + "-" +
+    // trace_pid: two ranks of a job with the same pid (containers on two
+    // hosts) started in the same second must not ask for the same name.
+    const std::string base = options_.output_dir + "/ringprof-" + std::to_string(p.trace_pid) + "-" +
                              utc_stamp(p.start_realtime_ns) + "-extract";
     part_path_ = base + ".rpf.part";
     final_path_ = base + ".rpf";

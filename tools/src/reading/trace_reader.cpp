@@ -222,15 +222,19 @@ void TraceReader::group_into_processes() {
     });
   }
   // A distributed job's processes in rank order, then those without a rank
-  // (a forked worker, a file whose start is lost) by pid and start.
+  // (a process the launcher did not start, a file whose start is lost) by
+  // pid and start.
   std::sort(processes_.begin(), processes_.end(), [](const ProcessState& a, const ProcessState& b) {
     const int64_t ra = a.rank && a.rank->rank >= 0 ? a.rank->rank : INT64_MAX;
     const int64_t rb = b.rank && b.rank->rank >= 0 ? b.rank->rank : INT64_MAX;
     return std::tie(ra, a.pid, a.start_monotonic_ns) < std::tie(rb, b.pid, b.start_monotonic_ns);
   });
+  std::set<uint32_t> pids;
   for (size_t i = 0; i < processes_.size(); ++i) {
-    processes_[i].index = i;
-    for (size_t fi : processes_[i].files) files_[fi].process = i;
+    ProcessState& p = processes_[i];
+    p.index = i;
+    for (size_t fi : p.files) files_[fi].process = i;
+    p.trace_pid = pids.insert(p.pid).second ? p.pid : (1u << 22) + static_cast<uint32_t>(i);
   }
   probes_.clear();
   align_clocks();
@@ -252,13 +256,17 @@ void TraceReader::align_clocks() {
     return static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_monotonic_ns);
   };
   const int64_t ref_offset = wall_offset(*ref);
+  // One offset per host, from its first process: processes of one host share
+  // CLOCK_MONOTONIC, and must keep lining up exactly whatever the jitter of
+  // their own wall-clock readings.
+  std::map<std::string, int64_t> host_offset;
   size_t unaligned = 0;
   for (ProcessState& p : processes_) {
     if (!p.start_known || p.start_realtime_ns == 0) {
       ++unaligned;
       continue;
     }
-    p.clock_offset_ns = wall_offset(p) - ref_offset;
+    p.clock_offset_ns = host_offset.try_emplace(p.hostname, wall_offset(p) - ref_offset).first->second;
     p.start_monotonic_ns = static_cast<uint64_t>(static_cast<int64_t>(p.start_monotonic_ns) + p.clock_offset_ns);
   }
   clock_note_ = "ringprof: warning: the processes ran on " + std::to_string(hosts.size()) +

@@ -92,6 +92,11 @@ struct ThreadState {
 struct ProcessState {
   size_t index = 0;
   uint32_t pid = 0;
+  // The pid the Chrome and Perfetto traces give it: its own, unless an
+  // earlier process of the same read has that pid too (ranks in containers
+  // on different hosts often do; a reused pid), then 4194304 (above any Linux
+  // pid) plus its index, so that viewers keep the two apart.
+  uint32_t trace_pid = 0;
   bool start_known = false;        // some file of it has a readable file start
   uint64_t start_monotonic_ns = 0;
   uint64_t start_realtime_ns = 0;
