@@ -37,6 +37,12 @@ class TraceBuilder {
     session_.hostname = name;
     encoder_.start_file(session_);
   }
+  // Before the first flush: CLOCK_REALTIME at the start (the process's and the calibration's).
+  void wall_start(uint64_t realtime_ns) {
+    session_.start_realtime_ns = realtime_ns;
+    session_.clock.realtime_base_ns = realtime_ns;
+    encoder_.start_file(session_);
+  }
   // The process's rank, stated from the next flush on (and at each file start).
   void rank(int32_t rank, int32_t world_size = -1, const std::string& job_id = "") {
     rank_.rank = rank;

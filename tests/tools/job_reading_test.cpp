@@ -97,8 +97,7 @@ TEST(JobReading, ProcessesOnTwoHostsAreAlignedByWallClock) {
   const uint64_t wall = 1'700'000'000'000'000'000ull;
   auto write = [&](uint32_t pid, const std::string& host, int rank, uint64_t mono_start) {
     TraceBuilder b(pid, mono_start);
-    b.session().start_realtime_ns = wall;
-    b.session().clock.realtime_base_ns = wall;
+    b.wall_start(wall);
     b.host(host);
     b.rank(rank, 2);
     const uint32_t th = b.thread(pid, "main");
@@ -151,8 +150,7 @@ TEST(JobReading, SamePidOnTwoHostsAndOneOffsetPerHost) {
   const uint64_t wall = 1'700'000'000'000'000'000ull;
   auto write = [&](uint32_t pid, const std::string& host, int rank, uint64_t mono_start, uint64_t wall_start) {
     TraceBuilder b(pid, mono_start);
-    b.session().start_realtime_ns = wall_start;
-    b.session().clock.realtime_base_ns = wall_start;
+    b.wall_start(wall_start);
     b.host(host);
     b.rank(rank, 3);
     const uint32_t th = b.thread(pid, "main");

@@ -50,6 +50,12 @@ std::string zone_arg_value(const ProcessState& process, uint32_t value_id) {
   return l ? l->name : process.location_name(value_id);
 }
 
+std::string zone_key_with_args(const ProcessState& process, uint32_t loc, const std::vector<ZoneArgIds>& args) {
+  std::string key = process.location_name(loc);
+  if (!args.empty()) key += '\x1f' + zone_args_text(process, args);
+  return key;
+}
+
 std::string zone_args_text(const ProcessState& process, const std::vector<ZoneArgIds>& args) {
   std::string text;
   for (const ZoneArgIds& a : args) {

@@ -69,7 +69,7 @@ void GpuAttribution::event(const DecodedEvent& e) {
     if (!with_args_) return;
     OpenSpan& o = t.open.back();
     if (add_zone_arg(o.args, e.loc, static_cast<uint32_t>(e.value)))
-      o.span.name = intern(process_->location_name(o.loc) + '\x1f' + zone_args_text(*process_, o.args));
+      o.span.name = intern(zone_key_with_args(*process_, o.loc, o.args));
     return;
   }
   Span s = t.open.back().span;

@@ -32,9 +32,8 @@ class GpuAttribution {
   // launch was inside no zone); `tid`: the launching thread.
   using OnWork = std::function<void(const GpuActivity& work, const std::vector<const std::string*>& operators,
                                     uint32_t tid)>;
-  // `with_args`: a zone's operator name is its name, '\x1f' and its
-  // arguments' text (zone_args_text) once it has any: the key of a table
-  // grouped by arguments.
+  // `with_args`: a zone's operator name is zone_key_with_args() (its name,
+  // then its arguments once it has any): the key of a table grouped by them.
   explicit GpuAttribution(OnWork on_work, bool with_args = false)
       : on_work_(std::move(on_work)), with_args_(with_args) {}
 

@@ -99,10 +99,8 @@ class TableBuilder final : public SegmentVisitor {
  private:
   void on_zone(const ClosedZone& z) {
     if (!window_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
-    std::string key = process_->location_name(z.loc);
-    // The same key GpuAttribution gives the zone's GPU work.
-    if (options_.group_by_args && !z.args.empty()) key += '\x1f' + zone_args_text(*process_, z.args);
-    TableRow& row = this->row(key);
+    TableRow& row = this->row(options_.group_by_args ? zone_key_with_args(*process_, z.loc, z.args)
+                                                     : process_->location_name(z.loc));
     const uint64_t d = z.duration_ns();
     if (row.calls == 0 && options_.group_by_args) {
       for (const ZoneArgIds& a : z.args)

@@ -44,6 +44,11 @@ std::string zone_arg_value(const ProcessState& process, uint32_t value_id);
 // "key=value; key=value" in the list's order: how tables show a zone's arguments.
 std::string zone_args_text(const ProcessState& process, const std::vector<ZoneArgIds>& args);
 
+// A zone's key in a table grouped by arguments: its name, then '\x1f' and
+// zone_args_text() when it has any. The table's rows and the GPU work
+// attributed to them meet on it.
+std::string zone_key_with_args(const ProcessState& process, uint32_t loc, const std::vector<ZoneArgIds>& args);
+
 struct ClosedZone {
   uint32_t thread_index = 0;
   uint32_t loc = 0;
