@@ -22,5 +22,7 @@ void add_report_commands(CLI::App& app);
 void add_compare_commands(CLI::App& app);
 // extract, trigger: working with a live recording (commands/live.cpp).
 void add_live_commands(CLI::App& app);
+// ranks: a distributed job, rank by rank (commands/ranks.cpp).
+void add_rank_commands(CLI::App& app);
 
 }  // namespace ringprof::cli

@@ -79,6 +79,7 @@ CLI::App& build(CLI::App& app) {
   add_report_commands(app);
   add_compare_commands(app);
   add_live_commands(app);
+  add_rank_commands(app);
   app.footer(kFooter);
   return app;
 }

@@ -1,8 +1,11 @@
 #include "reporting.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "options.h"
+#include "ringprof/tools/clock_alignment.h"
 #include "ringprof/tools/trace_window.h"
 
 namespace ringprof::cli {
@@ -12,7 +15,10 @@ ProgressReporter& terminal_progress() {
   return progress;
 }
 
-Input::Input(const std::vector<std::string>& paths) : reader_(paths) { reader_.set_progress(&terminal_progress()); }
+Input::Input(const std::vector<std::string>& paths, bool align_by_collectives) : reader_(paths) {
+  reader_.set_progress(&terminal_progress());
+  if (align_by_collectives) align_clocks_by_collectives(reader_, std::max(1u, std::thread::hardware_concurrency()));
+}
 
 int place_window(const std::vector<std::string>& paths, const WindowSpec& window) {
   if (window.empty()) return kExitOk;

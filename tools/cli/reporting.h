@@ -20,10 +20,12 @@ namespace ringprof::cli {
 // call (main makes it before parsing), whichever reader it is fed by.
 ProgressReporter& terminal_progress();
 
-// A reader over PATH... that reports to terminal_progress().
+// A reader over PATH... that reports to terminal_progress(). Processes on
+// several hosts are aligned by their collective operations (a read of every
+// file first) unless the command does that itself.
 class Input {
  public:
-  explicit Input(const std::vector<std::string>& paths);
+  explicit Input(const std::vector<std::string>& paths, bool align_by_collectives = true);
   TraceReader& reader() { return reader_; }
 
  private:

@@ -1,12 +1,14 @@
 #include "ringprof/tools/trace_reader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <system_error>
+#include <thread>
 #include <tuple>
 
 #include "reading/frame_scanner.h"
@@ -320,34 +322,39 @@ void TraceReader::read(const std::function<void(const SegmentView&)>& on_segment
   read(v);
 }
 
-void TraceReader::read(SegmentVisitor& visitor) {
+void TraceReader::start_read() {
   read_problems_.clear();
   for (FileSummary& f : files_) {
     f.segments = f.bad_segments = f.events = f.stored_bytes = f.raw_bytes = f.first_ns = f.last_ns = 0;
     f.gpu_records = 0;
     f.torn_tail = f.truncated = false;
   }
-  bytes_before_file_ = files_done_ = 0;
+  bytes_done_ = files_done_ = 0;
   if (progress_) {
     uint64_t total = 0;
     for (const FileSummary& f : files_) total += f.size_bytes;
     progress_->start(total, files_.size());
   }
-  for (ProcessState& p : processes_) {
-    p.locations.clear();
-    p.threads.clear();
-    p.stacks.clear();
-    p.modules.clear();
-    p.sampler.reset();
-    p.gpu_devices.clear();
-    p.gpu_stats = GpuStats{};
-    visitor.begin_process(p);
-    for (size_t fi : p.files) {
-      read_file(p, files_[fi], visitor);
-      file_done(files_[fi]);
-    }
-    visitor.end_process(p);
+}
+
+void TraceReader::read_process(ProcessState& p, SegmentVisitor& visitor, std::vector<Problem>& problems) {
+  p.locations.clear();
+  p.threads.clear();
+  p.stacks.clear();
+  p.modules.clear();
+  p.sampler.reset();
+  p.gpu_devices.clear();
+  p.gpu_stats = GpuStats{};
+  visitor.begin_process(p);
+  for (size_t fi : p.files) {
+    uint64_t credited = 0;
+    read_file(p, files_[fi], visitor, problems, credited);
+    add_progress(files_[fi].size_bytes - std::min(credited, files_[fi].size_bytes), 1);
   }
+  visitor.end_process(p);
+}
+
+void TraceReader::finish_read() {
   // Files without a single valid frame: scanned only to say what is wrong.
   for (FileSummary& f : files_) {
     if (f.process != SIZE_MAX) continue;
@@ -362,23 +369,61 @@ void TraceReader::read(SegmentVisitor& visitor) {
     f.bad_segments = scanner.bad_stretches();
     f.torn_tail = scanner.torn_tail();
     f.truncated = scanner.truncated();
-    file_done(f);
+    add_progress(f.size_bytes, 1);
   }
   if (progress_) progress_->finish();
 }
 
-void TraceReader::file_done(const FileSummary& file) {
-  bytes_before_file_ += file.size_bytes;
-  ++files_done_;
-  if (progress_) progress_->update(bytes_before_file_, files_done_);
+void TraceReader::read(SegmentVisitor& visitor) {
+  start_read();
+  for (ProcessState& p : processes_) read_process(p, visitor, read_problems_);
+  finish_read();
 }
 
-void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor) {
+void TraceReader::read_parallel(const std::function<SegmentVisitor&(size_t process)>& visitor_for, unsigned threads) {
+  start_read();
+  const size_t n = processes_.size();
+  threads = static_cast<unsigned>(std::clamp<size_t>(threads, 1, std::max<size_t>(n, 1)));
+  // Each process's problems apart, then in process order: the report is the
+  // same whatever the interleaving.
+  std::vector<std::vector<Problem>> problems(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) read_process(processes_[i], visitor_for(i), problems[i]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (std::vector<Problem>& ps : problems) read_problems_.insert(read_problems_.end(), ps.begin(), ps.end());
+  finish_read();
+}
+
+void TraceReader::add_progress(uint64_t bytes, uint64_t files) {
+  if (!progress_) return;
+  std::lock_guard<std::mutex> lock(progress_mutex_);
+  bytes_done_ += bytes;
+  files_done_ += files;
+  progress_->update(bytes_done_, files_done_);
+}
+
+void TraceReader::adjust_clocks(const std::vector<int64_t>& delta, std::string note) {
+  for (size_t i = 0; i < processes_.size() && i < delta.size(); ++i) {
+    ProcessState& p = processes_[i];
+    p.clock_offset_ns += delta[i];
+    if (p.start_known)
+      p.start_monotonic_ns = static_cast<uint64_t>(static_cast<int64_t>(p.start_monotonic_ns) + delta[i]);
+  }
+  clock_note_ = std::move(note);
+}
+
+void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor,
+                           std::vector<Problem>& problems, uint64_t& credited) {
   internal::FrameScanner scanner;
   std::string error;
   if (!open_following_seal(scanner, file, &error)) {
     const bool gone = scanner.open_errno() == ENOENT;
-    read_problems_.push_back({gone ? ProblemKind::Vanished : ProblemKind::Unreadable, file.path, 0, error});
+    problems.push_back({gone ? ProblemKind::Vanished : ProblemKind::Unreadable, file.path, 0, error});
     return;
   }
   std::vector<std::string> strings;  // this file's string table, grown by each segment
@@ -388,9 +433,9 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
   bool reported_missing_start = false;
   uint64_t rejected = 0;
 
-  while (std::optional<internal::Frame> frame = scanner.next(&read_problems_)) {
+  while (std::optional<internal::Frame> frame = scanner.next(&problems)) {
     if (!scanner.read_payload(*frame, payload, &error)) {
-      read_problems_.push_back({ProblemKind::Unreadable, file.path, frame->offset, error});
+      problems.push_back({ProblemKind::Unreadable, file.path, frame->offset, error});
       break;
     }
     const size_t strings_before = strings.size();
@@ -399,12 +444,12 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       strings.resize(strings_before);  // a rejected segment adds nothing
       ++rejected;
       if (have_start || (frame->header.flags & format::kFrameFileStart)) {
-        read_problems_.push_back({ProblemKind::CorruptSegment, file.path, frame->offset, error});
+        problems.push_back({ProblemKind::CorruptSegment, file.path, frame->offset, error});
       } else if (!reported_missing_start) {
         // Without the file start, every later segment that needs its strings
         // fails the same way: say it once for the file.
         reported_missing_start = true;
-        read_problems_.push_back({ProblemKind::CorruptSegment, file.path, frame->offset,
+        problems.push_back({ProblemKind::CorruptSegment, file.path, frame->offset,
                                   error + " (file start missing; skipping segments that need its strings)"});
       }
       continue;
@@ -460,9 +505,11 @@ void TraceReader::read_file(ProcessState& process, FileSummary& file, SegmentVis
       file.last_ns = std::max(file.last_ns, a.end_ns);
     }
     visitor.segment(SegmentView{process, file, frame->offset, seg});
-    if (progress_) {
-      const uint64_t end = frame->offset + frame->header_size + uint64_t{frame->header.stored_size};
-      progress_->update(bytes_before_file_ + std::min(end, file.size_bytes), files_done_);
+    const uint64_t end = std::min(frame->offset + frame->header_size + uint64_t{frame->header.stored_size},
+                                  file.size_bytes);
+    if (end > credited) {
+      add_progress(end - credited, 0);
+      credited = end;
     }
   }
   file.bad_segments = scanner.bad_stretches() + rejected;

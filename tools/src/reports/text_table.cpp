@@ -1,6 +1,8 @@
 #include "reports/text_table.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace ringprof::internal {
 
@@ -54,6 +56,26 @@ std::string format_csv_table(const TextRow& header, const std::vector<TextRow>& 
     out += "\n";
   }
   return out;
+}
+
+}  // namespace ringprof::internal
+
+namespace ringprof::internal {
+
+std::string duration_text(int64_t ns) {
+  char buf[48];
+  const double a = std::fabs(static_cast<double>(ns));
+  const char* sign = ns < 0 ? "-" : "";
+  if (a >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%s%.2f s", sign, a / 1e9);
+  } else if (a >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%s%.2f ms", sign, a / 1e6);
+  } else if (a >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%s%.1f µs", sign, a / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%s%.0f ns", sign, a);
+  }
+  return buf;
 }
 
 }  // namespace ringprof::internal

@@ -3,6 +3,7 @@
 // two spaces apart, a rule under the header and after the last row.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,5 +19,13 @@ std::string format_text_table(const TextRow& header, const std::vector<TextRow>&
 std::string format_csv_table(const TextRow& header, const std::vector<TextRow>& rows);
 // A field for CSV: quoted (with doubled quotes) when it holds , " or a line break.
 std::string csv_field(const std::string& s);
+
+}  // namespace ringprof::internal
+
+namespace ringprof::internal {
+
+// A signed duration with a unit a reader takes in at once: "850 ns",
+// "12.5 µs", "2.51 ms", "1.20 s".
+std::string duration_text(int64_t ns);
 
 }  // namespace ringprof::internal

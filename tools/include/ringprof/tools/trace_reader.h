@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -180,6 +181,16 @@ class TraceReader {
   void read(SegmentVisitor& visitor);
   // The same with a plain callback, for visitors that need no process hooks.
   void read(const std::function<void(const SegmentView&)>& on_segment);
+  // Reads up to `threads` processes at once, each with its own visitor
+  // (visitor_for(process index), called on the worker that reads it, once
+  // per process). A process is read by one worker from start to end, so a
+  // visitor sees exactly what read() would show it. Problems are kept in
+  // process order, as read() keeps them.
+  void read_parallel(const std::function<SegmentVisitor&(size_t process)>& visitor_for, unsigned threads);
+
+  // Moves each process's times by delta[i] more (a finer alignment than the
+  // wall clock's, ringprof/tools/clock_alignment.h) and replaces clock_note().
+  void adjust_clocks(const std::vector<int64_t>& delta, std::string note);
 
   // How the processes' clocks were put on one axis, in a line for stderr;
   // "" when nothing needed doing (every process on one host, which shares
@@ -195,17 +206,23 @@ class TraceReader {
   void probe(const std::string& path);
   void group_into_processes();
   void align_clocks();
-  void read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor);
-  void file_done(const FileSummary& file);
+  void start_read();
+  void read_process(ProcessState& p, SegmentVisitor& visitor, std::vector<Problem>& problems);
+  void finish_read();
+  // `credited`: how many of the file's bytes progress has been told of.
+  void read_file(ProcessState& process, FileSummary& file, SegmentVisitor& visitor, std::vector<Problem>& problems,
+                 uint64_t& credited);
+  void add_progress(uint64_t bytes, uint64_t files);
 
   std::vector<FileSummary> files_;
   std::vector<ProcessState> processes_;
   std::vector<Problem> open_problems_;
   std::vector<Problem> read_problems_;
   ProgressReporter* progress_ = nullptr;
-  uint64_t bytes_before_file_ = 0;  // progress: sizes of the files this read() has finished
-  std::string clock_note_;
+  std::mutex progress_mutex_;  // workers of read_parallel() report progress at once
+  uint64_t bytes_done_ = 0;
   uint64_t files_done_ = 0;
+  std::string clock_note_;
 
   // Probe results kept until grouping.
   struct Probe {

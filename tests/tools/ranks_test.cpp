@@ -1,0 +1,394 @@
+// A distributed job analysed across ranks: which names are collectives, the
+// hosts' clocks aligned from the ends of collectives, GPU time split per step
+// (exact on hand-made records), stragglers named with their reason, and the
+// job's problems said one line each while the rest is analysed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ringprof/tools/clock_alignment.h"
+#include "ringprof/tools/collectives.h"
+#include "ringprof/tools/rank_report.h"
+#include "support/job_builder.h"
+#include "support/test_support.h"
+
+namespace ringprof {
+namespace {
+
+using testing::SimHost;
+using testing::SimRank;
+constexpr uint64_t kUs = 1000;
+constexpr uint64_t kMs = 1000 * kUs;
+
+TEST(Collectives, ZoneNamesAsProcessGroupsGiveThem) {
+  bool nccl = false;
+  EXPECT_EQ(zone_collective("nccl:all_reduce", &nccl), "all_reduce");
+  EXPECT_TRUE(nccl);
+  EXPECT_EQ(zone_collective("gloo:broadcast", &nccl), "broadcast");
+  EXPECT_FALSE(nccl);
+  EXPECT_EQ(zone_collective("c10d::allreduce_"), "all_reduce");
+  EXPECT_EQ(zone_collective("nccl:_allgather_base"), "all_gather");
+  EXPECT_EQ(zone_collective("all_gather_into_tensor"), "all_gather");
+  EXPECT_EQ(zone_collective("nccl:reduce_scatter_tensor_coalesced"), "reduce_scatter");
+  EXPECT_EQ(zone_collective("barrier"), "barrier");
+  EXPECT_EQ(zone_collective("gloo:reduce"), "reduce");
+  // Generic words only with a backend prefix; point-to-point never.
+  EXPECT_EQ(zone_collective("reduce"), "");
+  EXPECT_EQ(zone_collective("gather"), "");
+  EXPECT_EQ(zone_collective("nccl:send"), "");
+  EXPECT_EQ(zone_collective("forward"), "");
+}
+
+TEST(Collectives, NcclKernelsMangledOrNot) {
+  EXPECT_TRUE(is_nccl_kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"));
+  EXPECT_EQ(nccl_kernel_collective("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), "");
+  EXPECT_EQ(nccl_kernel_collective("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            "AllReduce");
+  EXPECT_EQ(nccl_kernel_collective("_Z38ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE"),
+            "AllGather");
+  EXPECT_EQ(nccl_kernel_collective("ncclKernel_ReduceScatter_RING_LL_Sum_half(ncclWorkElem)"), "ReduceScatter");
+  EXPECT_FALSE(is_nccl_kernel("ampere_sgemm_128x64_nn"));
+  EXPECT_EQ(nccl_kernel_collective("ampere_sgemm_128x64_nn"), "");
+}
+
+// The true end of collective k: spacing that varies (as real steps do), so
+// that only one offset lines every call up.
+uint64_t call_end(size_t k) {
+  uint64_t t = 5 * kMs;
+  for (size_t i = 0; i < k; ++i) t += kMs + (i * 7919 % 13) * 23 * kUs;
+  return t;
+}
+// A few µs of disagreement between ranks about the same end.
+int64_t jitter(size_t k, int rank) { return static_cast<int64_t>((k * 31 + rank * 17) % 5) * 1000 - 2000; }
+
+struct SkewedJob {
+  std::vector<SimHost> hosts = {{"hostA", 10 * 1'000'000'000ull, 0},
+                                {"hostB", 77 * 1'000'000'000ull, 3'200'000},
+                                {"hostC", 5 * 1'000'000'000ull, -1'700'000},
+                                {"hostD", 123 * 1'000'000'000ull, 450'000}};
+};
+
+// One rank per host; collectives as zones named `zone_name`, rank 3's first
+// 100 calls lost (its oldest files deleted). With `kernels`, NCCL kernels
+// carry the meeting points and the zones end when the launch returns.
+std::string write_skewed_job(test::TempDir& dir, const SkewedJob& job, const std::string& zone_name,
+                             bool kernels = false) {
+  const std::string root = dir.file("job");
+  for (int r = 0; r < 4; ++r) {
+    SimRank rank(job.hosts[r], 100 + r, r, 4, "job1");
+    for (size_t k = r == 3 ? 100 : 0; k < 300; ++k) {
+      const uint64_t end = static_cast<uint64_t>(static_cast<int64_t>(call_end(k)) + jitter(k, r));
+      const uint64_t begin = call_end(k) - 300 * kUs - r * 10 * kUs;
+      if (kernels) {
+        rank.zone(zone_name, begin, begin + 20 * kUs + (k % 3) * kUs * r);  // returns at once, whenever
+        rank.gpu(GpuKind::Kernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                 begin + 30 * kUs, end);
+      } else {
+        rank.zone(zone_name, begin, end);
+      }
+      if (k % 50 == 49) rank.flush();
+    }
+    rank.write(root, "rank" + std::to_string(r));
+  }
+  return root;
+}
+
+void expect_recovered(const TraceReader& reader, const ClockAlignment& a, const SkewedJob& job) {
+  EXPECT_EQ(a.method, "collectives");
+  ASSERT_EQ(a.hosts.size(), 4u);
+  EXPECT_TRUE(a.hosts[0].reference);
+  for (int r = 0; r < 4; ++r) {
+    const ProcessState& p = reader.processes()[r];
+    ASSERT_EQ(p.rank->rank, r);
+    // The offset that puts this host's clock on rank 0's: the difference of
+    // their boot times, whatever their wall clocks said.
+    const int64_t truth =
+        static_cast<int64_t>(job.hosts[0].monotonic_at_zero) - static_cast<int64_t>(job.hosts[r].monotonic_at_zero);
+    EXPECT_LE(std::llabs(p.clock_offset_ns - truth), 10'000) << "rank " << r;
+    // What the collectives added undoes the wall clock's skew.
+    EXPECT_LE(std::llabs(a.hosts[r].correction_ns + (job.hosts[r].wall_skew_ns - job.hosts[0].wall_skew_ns)), 10'000);
+    if (r) {
+      EXPECT_TRUE(a.hosts[r].aligned);
+      EXPECT_LE(a.hosts[r].residual_ns, 3'000u);
+      EXPECT_GE(a.hosts[r].matched, r == 3 ? 190u : 290u);
+    }
+  }
+  EXPECT_NE(a.note.find("aligned by the ends of their collective operations"), std::string::npos) << a.note;
+}
+
+TEST(ClockAlignment, RecoversMillisecondWallClockErrorsFromZoneCollectives) {
+  test::TempDir dir;
+  SkewedJob job;
+  const std::string root = write_skewed_job(dir, job, "gloo:all_reduce");
+  TraceReader reader({root});
+  ASSERT_FALSE(reader.has_problems());
+  // The wall clock alone leaves each host off by its skew.
+  for (int r = 1; r < 4; ++r) {
+    const int64_t truth = static_cast<int64_t>(job.hosts[0].monotonic_at_zero) -
+                          static_cast<int64_t>(job.hosts[r].monotonic_at_zero);
+    EXPECT_EQ(reader.processes()[r].clock_offset_ns - truth, job.hosts[r].wall_skew_ns);
+  }
+  const ClockAlignment a = align_clocks_by_collectives(reader, 2);
+  expect_recovered(reader, a, job);
+  EXPECT_EQ(reader.clock_note(), a.note);
+}
+
+TEST(ClockAlignment, NcclKernelsNotTheirLaunchZones) {
+  test::TempDir dir;
+  SkewedJob job;
+  TraceReader reader({write_skewed_job(dir, job, "nccl:all_reduce", /*kernels=*/true)});
+  expect_recovered(reader, align_clocks_by_collectives(reader, 2), job);
+}
+
+TEST(ClockAlignment, MarkedZonesAreCollectives) {
+  test::TempDir dir;
+  SkewedJob job;
+  const std::string root = dir.file("job");
+  for (int r = 0; r < 4; ++r) {
+    SimRank rank(job.hosts[r], 100 + r, r, 4, "job1");
+    const uint32_t key = rank.loc("collective"), group = rank.loc("world");
+    for (size_t k = 0; k < 200; ++k) {
+      const uint64_t end = static_cast<uint64_t>(static_cast<int64_t>(call_end(k)) + jitter(k, r));
+      rank.builder().begin(rank.thread(), rank.at(end - 100 * kUs), rank.loc("sync_weights"));
+      rank.builder().arg(rank.thread(), rank.at(end - 100 * kUs), key, group);
+      rank.builder().end(rank.thread(), rank.at(end));
+    }
+    rank.write(root, "rank" + std::to_string(r));
+  }
+  TraceReader reader({root});
+  const ClockAlignment a = align_clocks_by_collectives(reader, 1);
+  EXPECT_EQ(a.method, "collectives");
+  for (int r = 1; r < 4; ++r)
+    EXPECT_LE(std::llabs(a.hosts[r].correction_ns + job.hosts[r].wall_skew_ns), 10'000) << r;
+}
+
+TEST(ClockAlignment, NoCollectivesFallsBackToWallClockWithAWarning) {
+  test::TempDir dir;
+  SkewedJob job;
+  const std::string root = write_skewed_job(dir, job, "forward");  // not a collective
+  TraceReader reader({root});
+  std::vector<int64_t> before;
+  for (const ProcessState& p : reader.processes()) before.push_back(p.clock_offset_ns);
+  const ClockAlignment a = align_clocks_by_collectives(reader, 2);
+  EXPECT_EQ(a.method, "wall clock");
+  EXPECT_NE(a.note.find("warning"), std::string::npos);
+  EXPECT_NE(a.note.find("recorded no collective operation in common"), std::string::npos) << a.note;
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(reader.processes()[i].clock_offset_ns, before[i]);
+}
+
+TEST(ClockAlignment, OneHostNeedsNothingAndReadsNothing) {
+  test::TempDir dir;
+  SkewedJob job;
+  for (SimHost& h : job.hosts) h = {"same", 10 * 1'000'000'000ull, 0};
+  TraceReader reader({write_skewed_job(dir, job, "gloo:all_reduce")});
+  const ClockAlignment a = align_clocks_by_collectives(reader, 2);
+  EXPECT_EQ(a.method, "one host");
+  EXPECT_TRUE(a.note.empty());
+  for (const FileSummary& f : reader.files()) EXPECT_EQ(f.segments, 0u);  // no read happened
+}
+
+// One rank, three whole steps of hand-placed GPU work (µs from step 0):
+//   step 0 [0,1000):    compute [100,400) [300,600); NCCL [500,800); copy [900,950)
+//   step 1 [1000,2000): compute [1900,2100) (crosses into step 2); NCCL [1200,1300); copy [1250,1400)
+//   step 2 [2000,3000): NCCL [2050,2250)
+// and a CPU zone [50,950) with a child (counted once).
+TEST(RankReport, GpuTimeSplitPerStepExactly) {
+  test::TempDir dir;
+  SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
+  const uint64_t z = 10 * kMs;  // step 0's true start
+  auto us = [&](uint64_t v) { return z + v * kUs; };
+  for (uint64_t s = 0; s <= 3; ++s) rank.step(us(s * 1000), s);
+  rank.zone("outer_inner_parent", us(50), us(950));
+  rank.flush();
+  // Records in an order the sweep must sort out, over two segments.
+  const std::string nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  rank.gpu(GpuKind::Kernel, nccl, us(2050), us(2250));
+  rank.gpu(GpuKind::Memcpy, "", us(1250), us(1400));
+  rank.gpu(GpuKind::Kernel, "gemm", us(1900), us(2100));
+  rank.flush();
+  rank.gpu(GpuKind::Kernel, "gemm", us(300), us(600));
+  rank.gpu(GpuKind::Kernel, nccl, us(1200), us(1300));
+  rank.gpu(GpuKind::Memset, "", us(900), us(950));
+  rank.gpu(GpuKind::Kernel, "gemm", us(100), us(400));
+  rank.gpu(GpuKind::Kernel, nccl, us(500), us(800));
+  rank.write(dir.path(), "rank0");
+  TraceReader reader({dir.path()});
+  const RanksReport r = analyse_ranks(reader, {});
+  ASSERT_EQ(r.ranks.size(), 1u);
+  ASSERT_EQ(r.steps.size(), 3u);
+  struct Want {
+    uint64_t compute, comm, memcpy, overlap, busy, cpu;
+  };
+  const Want want[3] = {{500, 300, 50, 100, 750, 900}, {100, 100, 150, 0, 300, 0}, {100, 200, 0, 50, 250, 0}};
+  for (size_t s = 0; s < 3; ++s) {
+    ASSERT_EQ(r.steps[s].ranks.size(), 1u);
+    const StepStats& st = r.steps[s].ranks[0].stats;
+    EXPECT_EQ(st.number, s);
+    EXPECT_EQ(st.duration_ns(), 1000 * kUs);
+    EXPECT_EQ(st.compute_ns, want[s].compute * kUs) << s;
+    EXPECT_EQ(st.comm_ns, want[s].comm * kUs) << s;
+    EXPECT_EQ(st.memcpy_ns, want[s].memcpy * kUs) << s;
+    EXPECT_EQ(st.overlap_ns, want[s].overlap * kUs) << s;
+    EXPECT_EQ(st.busy_ns, want[s].busy * kUs) << s;
+    EXPECT_EQ(st.idle_ns(), (1000 - want[s].busy) * kUs) << s;
+    EXPECT_EQ(st.cpu_zone_ns, want[s].cpu * kUs) << s;
+  }
+  const RankRow& row = r.ranks[0];
+  EXPECT_TRUE(row.gpu);
+  EXPECT_EQ(row.steps, 3u);
+  EXPECT_EQ(row.step_time_median_ns, 1000 * kUs);
+  EXPECT_EQ(row.compute_ns, 700 * kUs);
+  EXPECT_EQ(row.comm_ns, 600 * kUs);
+  EXPECT_EQ(row.memcpy_ns, 200 * kUs);
+  EXPECT_EQ(row.overlap_ns, 150 * kUs);
+  EXPECT_DOUBLE_EQ(row.overlap_pct(), 25.0);
+  EXPECT_EQ(row.idle_ns, 1700 * kUs);
+  EXPECT_EQ(r.late_gpu_records, 0u);
+  // JSON carries the fields with these values.
+  const nlohmann::json j = nlohmann::json::parse(format_ranks(r, RanksFormat::Json, true));
+  EXPECT_EQ(j["ranks"][0]["compute_ns"], 700 * kUs);
+  EXPECT_EQ(j["ranks"][0]["comm_ns"], 600 * kUs);
+  EXPECT_EQ(j["ranks"][0]["overlap_pct"], 25.0);
+  EXPECT_EQ(j["ranks"][0]["idle_ns"], 1700 * kUs);
+  EXPECT_EQ(j["ranks"][0]["step_time_median_ns"], 1000 * kUs);
+  EXPECT_EQ(j["steps"][1]["times"][0]["memcpy_ns"], 150 * kUs);
+}
+
+// Four ranks on one host, 100 steps: forward 500 µs, then rank 2 does 2 ms
+// of extra work, then all meet in gloo:all_reduce.
+std::string write_straggler_job(test::TempDir& dir, const std::string& job_id = "job9", int world = 4,
+                                const std::vector<int>& ranks = {0, 1, 2, 3}) {
+  const std::string root = dir.file("job");
+  const SimHost host{"node", 50 * 1'000'000'000ull, 0};
+  for (int r : ranks) {
+    SimRank rank(host, 200 + r, r, world, job_id);
+    uint64_t t = kMs;
+    for (uint64_t s = 0; s < 100; ++s) {
+      rank.step(t + r * kUs, s);
+      rank.zone("forward", t + r * kUs, t + 500 * kUs);
+      uint64_t entry = t + 500 * kUs + ((s + r) % 3) * kUs;
+      if (r == 2) {
+        rank.zone("extra_work", entry, entry + 2 * kMs);
+        entry += 2 * kMs;
+      }
+      const uint64_t end = t + 2600 * kUs + ((s * 7 + r) % 4) * kUs;
+      rank.zone("gloo:all_reduce", entry, end);
+      t = t + 2700 * kUs;
+      if (s % 25 == 24) rank.flush();
+    }
+    rank.step(t, 100);
+    rank.write(root, "rank" + std::to_string(r));
+  }
+  return root;
+}
+
+TEST(RankReport, NamesTheRankThatArrivesLateAndWhy) {
+  test::TempDir dir;
+  TraceReader reader({write_straggler_job(dir)});
+  const RanksReport r = analyse_ranks(reader, {2});
+  EXPECT_TRUE(r.problems.empty());
+  EXPECT_EQ(r.job_id, "job9");
+  EXPECT_EQ(r.world_size, 4);
+  ASSERT_EQ(r.ranks.size(), 4u);
+  for (const RankRow& row : r.ranks) {
+    EXPECT_EQ(row.steps, 100u);
+    EXPECT_FALSE(row.gpu);
+    EXPECT_EQ(row.collectives, 100u);
+    EXPECT_EQ(row.matched, 100u);
+  }
+  ASSERT_EQ(r.stragglers.size(), 1u);
+  const Straggler& s = r.stragglers[0];
+  EXPECT_EQ(s.rank, 2);
+  EXPECT_EQ(s.kind, "late at collectives");
+  EXPECT_EQ(s.collectives, 100u);
+  // Entries jitter by 0-2 µs: 2 ms late, within 3 µs.
+  EXPECT_LE(std::llabs(s.late_ns_median - 2'000'000), 3'000);
+  EXPECT_EQ(s.reason, "zone extra_work: +2.00 ms per step over the other ranks' median");
+  // The steps' spread: ranks mark their steps 0-3 µs apart, the same each step.
+  ASSERT_EQ(r.steps.size(), 100u);
+  for (const StepRow& st : r.steps) EXPECT_EQ(st.ranks.size(), 4u);
+  // The text names it too.
+  const std::string text = format_ranks(r, RanksFormat::Text, false);
+  EXPECT_NE(text.find("rank 2 (node, pid 202): late at collectives by 2.00 ms (median over 100)"), std::string::npos)
+      << text;
+}
+
+TEST(RankReport, JobProblemsOneLineEachTheRestAnalysed) {
+  test::TempDir dir;
+  // Ranks 0-2 of a world of 4 (rank 3 has no files), and a process of
+  // another job left in the same directory.
+  const std::string root = write_straggler_job(dir, "job9", 4, {0, 1, 2});
+  {
+    SimRank other({"node", 50 * 1'000'000'000ull, 0}, 999, 1, 4, "job-other");
+    other.zone("forward", kMs, 2 * kMs);
+    other.write(root, "stale");
+  }
+  // Rank 1's file torn: its writer died mid-frame (a .part file cut short).
+  const std::string rank1 = root + "/rank1/ringprof-201-1-000000.rpf";
+  std::vector<uint8_t> bytes = test::read_file(rank1);
+  std::filesystem::remove(rank1);
+  bytes.resize(bytes.size() - 10);
+  test::write_file(rank1 + ".part", bytes);
+
+  TraceReader reader({root});
+  const RanksReport r = analyse_ranks(reader, {});
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_NE(r.problems[0].find("ringprof: " + root + "/stale/ringprof-999-1-000000.rpf: from job job-other, not job "
+                                                     "job9 (the job of most processes): left out"),
+            std::string::npos)
+      << r.problems[0];
+  EXPECT_EQ(r.problems[1], "ringprof: job job9: 1 of 4 ranks have no files: 3");
+  const std::vector<Problem> file_problems = reader.problems();
+  ASSERT_EQ(file_problems.size(), 1u);
+  EXPECT_EQ(file_problems[0].kind, ProblemKind::TornTail);
+  // The rest analysed: three ranks, rank 1 up to its last whole segment.
+  ASSERT_EQ(r.ranks.size(), 3u);
+  EXPECT_EQ(r.ranks[0].rank, 0);
+  EXPECT_EQ(r.ranks[1].rank, 1);
+  EXPECT_EQ(r.ranks[2].rank, 2);
+  EXPECT_EQ(r.ranks[0].steps, 100u);
+  EXPECT_EQ(r.ranks[1].steps, 99u);  // its last segment (the final step mark) torn off
+  ASSERT_EQ(r.stragglers.size(), 1u);
+  EXPECT_EQ(r.stragglers[0].rank, 2);
+}
+
+TEST(RankReport, ReadInParallelSameAsOneAtATime) {
+  test::TempDir dir;
+  const std::string root = write_straggler_job(dir);
+  TraceReader one({root}), many({root});
+  const std::string a = format_ranks(analyse_ranks(one, {1}), RanksFormat::Json, true);
+  const std::string b = format_ranks(analyse_ranks(many, {4}), RanksFormat::Json, true);
+  EXPECT_EQ(a, b);
+}
+
+TEST(RanksCli, JsonOnAJob) {
+  test::TempDir dir;
+  const std::string root = write_straggler_job(dir);
+  const test::CommandResult res =
+      test::run_command(std::string(RINGPROF_CLI) + " ranks --format json " + test::shell_quote(root));
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_EQ(res.err, "");
+  const nlohmann::json j = nlohmann::json::parse(res.out);
+  ASSERT_EQ(j["ranks"].size(), 4u);
+  for (const char* k : {"rank", "host", "steps", "step_time_median_ns", "compute_ns", "comm_ns", "overlap_pct",
+                        "idle_ns"})
+    EXPECT_TRUE(j["ranks"][0].contains(k)) << k;
+  ASSERT_EQ(j["stragglers"].size(), 1u);
+  EXPECT_EQ(j["stragglers"][0]["rank"], 2);
+  EXPECT_TRUE(j["stragglers"][0].contains("reason"));
+  EXPECT_TRUE(j["stragglers"][0].contains("late_ns_median"));
+  EXPECT_EQ(j["clock"]["method"], "one host");
+  // CSV: a header and one row per rank.
+  const test::CommandResult csv =
+      test::run_command(std::string(RINGPROF_CLI) + " ranks --format csv " + test::shell_quote(root));
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 5);
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+            "rank,host,pid,steps,step_time_median_ns,span_ns,compute_ns,comm_ns,memcpy_ns,overlap_ns,overlap_pct,"
+            "idle_ns,cpu_zone_ns,collectives,late_ns_median");
+}
+
+}  // namespace
+}  // namespace ringprof

@@ -1,0 +1,101 @@
+// ringprof/tools/rank_scan.h — what one rank's files say about its part in a
+// distributed job, gathered in one streaming pass (a SegmentVisitor).
+//
+// Steps are the spans between consecutive ringprof::step() events; a step is
+// whole when both of its ends are in the files. Within each step the scan
+// measures
+//   - GPU time, all of the process's devices on one timeline: computation
+//     (kernels that are not NCCL), communication (NCCL kernels), memory
+//     (copies and sets), the communication hidden under computation (both at
+//     once), and idle (the step's time with none of the three);
+//   - CPU time in zones: the durations of the outermost zones, clipped to the
+//     step, summed over threads.
+// It also keeps the process's collective calls (ringprof/tools/collectives.h),
+// for aligning clocks and finding who arrives late, and per zone name the
+// self time, per kernel name the time, to tell what makes a rank slower.
+//
+// Memory is bounded whatever the trace's size: GPU intervals pass through a
+// reorder window of kGpuWindow records (CUPTI hands records over roughly in
+// time order) and are then swept once; only the latest kMaxCollectives calls
+// are kept; steps cost one row each. A GPU record that starts before what the
+// sweep has already passed (further out of order than the window) still
+// counts in the totals but without its overlap; late_gpu_records counts them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ringprof/tools/trace_reader.h"
+#include "ringprof/tools/zone_tracker.h"
+
+namespace ringprof {
+
+// One collective call of a rank. `key` indexes RankScan::keys.
+struct CollectiveCall {
+  uint32_t key = 0;
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+struct StepStats {
+  uint64_t number = 0;   // the value given to step()
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;   // the next step's begin (0 while it is the last)
+  uint64_t compute_ns = 0;
+  uint64_t comm_ns = 0;
+  uint64_t memcpy_ns = 0;
+  uint64_t overlap_ns = 0;  // communication and computation at once
+  uint64_t busy_ns = 0;     // any of the three
+  uint64_t cpu_zone_ns = 0;
+  uint64_t duration_ns() const { return end_ns > begin_ns ? end_ns - begin_ns : 0; }
+  uint64_t idle_ns() const { return duration_ns() > busy_ns ? duration_ns() - busy_ns : 0; }
+};
+
+struct RankScan {
+  size_t process = 0;                  // index into TraceReader::processes()
+  std::vector<std::string> keys;       // collective keys, "nccl AllReduce", "zone all_reduce", …
+  std::vector<CollectiveCall> calls;   // the latest kMaxCollectives, by end time
+  uint64_t calls_seen = 0;             // before the bound
+  bool uses_nccl_kernels = false;      // zone collectives were left out (see collectives.h)
+  std::vector<StepStats> steps;        // whole steps, in time order
+  StepStats whole;                     // the same figures over everything seen (begin/end: first/last time)
+  uint64_t gpu_records = 0;            // kernels, copies and sets swept
+  uint64_t late_gpu_records = 0;
+  uint64_t late_step_marks = 0;        // a step mark older than the GPU sweep: its GPU split is approximate
+  uint64_t first_ns = 0, last_ns = 0;  // of the events and GPU records seen
+  // Per name, over the whole steps (everything when there are none): zones'
+  // self time (collective zones left out) and non-NCCL kernels' time.
+  std::unordered_map<std::string, uint64_t> zone_self_ns;
+  std::unordered_map<std::string, uint64_t> kernel_ns;
+  uint64_t zone_ends_unmatched = 0;
+
+  static constexpr size_t kMaxCollectives = 16384;
+  static constexpr size_t kGpuWindow = 65536;
+};
+
+// The visitor for one process: feed it that process's segments (TraceReader::
+// read_parallel gives each process its own). `collectives_only` skips the
+// step and time figures (what clock alignment needs).
+class RankScanner final : public SegmentVisitor {
+ public:
+  RankScanner(size_t process, bool collectives_only);
+  ~RankScanner() override;
+  void begin_process(const ProcessState& p) override;
+  void segment(const SegmentView& view) override;
+  void end_process(const ProcessState& p) override;
+  // After end_process().
+  RankScan& result() { return scan_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  RankScan scan_;
+};
+
+}  // namespace ringprof

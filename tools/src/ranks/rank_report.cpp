@@ -1,0 +1,294 @@
+#include "ringprof/tools/rank_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+
+#include "reports/text_table.h"
+#include "ringprof/tools/collectives.h"
+
+namespace ringprof {
+
+namespace {
+
+using internal::duration_text;
+
+template <class T>
+T median(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+
+// The job's problems; processes of another job are marked to be left out.
+void check_job(const TraceReader& reader, RanksReport& out, std::vector<bool>& left_out) {
+  const std::vector<ProcessState>& procs = reader.processes();
+  std::map<std::string, size_t> job_votes;
+  for (const ProcessState& p : procs)
+    if (p.rank && !p.rank->job_id.empty()) ++job_votes[p.rank->job_id];
+  for (const auto& [id, n] : job_votes)
+    if (out.job_id.empty() || n > job_votes[out.job_id]) out.job_id = id;
+  auto first_file = [&](const ProcessState& p) {
+    return p.files.empty() ? "pid " + std::to_string(p.pid) : reader.files()[p.files.front()].path;
+  };
+  std::map<int64_t, std::vector<size_t>> by_rank;
+  for (const ProcessState& p : procs) {
+    if (!out.job_id.empty() && p.rank && !p.rank->job_id.empty() && p.rank->job_id != out.job_id) {
+      left_out[p.index] = true;
+      out.problems.push_back("ringprof: " + first_file(p) + ": from job " + p.rank->job_id + ", not job " +
+                             out.job_id + " (the job of most processes): left out");
+      continue;
+    }
+    if (p.rank && p.rank->world_size > 0) out.world_size = std::max<int64_t>(out.world_size, p.rank->world_size);
+    if (p.rank && p.rank->rank >= 0) by_rank[p.rank->rank].push_back(p.index);
+  }
+  for (const auto& [rank, list] : by_rank) {
+    if (list.size() < 2) continue;
+    std::string who;
+    for (size_t i : list)
+      who += (who.empty() ? "" : ", ") + ("pid " + std::to_string(procs[i].pid) + " on " + procs[i].hostname);
+    out.problems.push_back("ringprof: rank " + std::to_string(rank) + " is claimed by " + std::to_string(list.size()) +
+                           " processes (" + who + "): each is analysed on its own row");
+  }
+  if (out.world_size > 0 && !by_rank.empty()) {
+    std::string missing;
+    size_t count = 0;
+    for (int64_t r = 0; r < out.world_size; ++r) {
+      if (by_rank.count(r)) continue;
+      if (++count <= 16) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (count)
+      out.problems.push_back("ringprof: job" + (out.job_id.empty() ? std::string() : " " + out.job_id) + ": " +
+                             std::to_string(count) + " of " + std::to_string(out.world_size) +
+                             " ranks have no files: " + missing + (count > 16 ? ", …" : ""));
+  }
+}
+
+RankRow make_row(const ProcessState& p, const RankScan& s) {
+  RankRow r;
+  r.process = p.index;
+  r.rank = p.rank ? p.rank->rank : -1;
+  r.host = p.hostname;
+  r.pid = p.pid;
+  r.steps = s.steps.size();
+  r.gpu = s.gpu_records > 0;
+  r.collectives = s.calls.size();
+  StepStats total;
+  if (s.steps.empty()) {
+    total = s.whole;
+    r.span_ns = total.duration_ns();
+  } else {
+    std::vector<uint64_t> times;
+    for (const StepStats& st : s.steps) {
+      times.push_back(st.duration_ns());
+      r.span_ns += st.duration_ns();
+      total.compute_ns += st.compute_ns;
+      total.comm_ns += st.comm_ns;
+      total.memcpy_ns += st.memcpy_ns;
+      total.overlap_ns += st.overlap_ns;
+      total.busy_ns += st.busy_ns;
+      total.cpu_zone_ns += st.cpu_zone_ns;
+    }
+    r.step_time_median_ns = median(times);
+  }
+  r.compute_ns = total.compute_ns;
+  r.comm_ns = total.comm_ns;
+  r.memcpy_ns = total.memcpy_ns;
+  r.overlap_ns = total.overlap_ns;
+  r.idle_ns = r.gpu && r.span_ns > total.busy_ns ? r.span_ns - total.busy_ns : 0;
+  r.cpu_zone_ns = total.cpu_zone_ns;
+  return r;
+}
+
+// Lateness per row over the collectives the rows share.
+std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, std::vector<RankRow>& rows,
+                                           std::vector<uint64_t>& spacing) {
+  struct Entry {
+    uint64_t end, begin;
+    size_t row;
+  };
+  std::unordered_map<std::string, std::vector<Entry>> by_key;
+  for (size_t r = 0; r < scans.size(); ++r)
+    for (const CollectiveCall& c : scans[r]->calls) by_key[scans[r]->keys[c.key]].push_back({c.end_ns, c.begin_ns, r});
+  std::vector<std::vector<int64_t>> late(scans.size());
+  std::vector<uint8_t> in_instance(scans.size(), 0);
+  for (auto& [key, entries] : by_key) {
+    // The key's usual spacing, from the row with the most calls of it.
+    std::vector<std::vector<uint64_t>> ends(scans.size());
+    for (const Entry& e : entries) ends[e.row].push_back(e.end);
+    size_t best = 0;
+    for (size_t r = 1; r < ends.size(); ++r)
+      if (ends[r].size() > ends[best].size()) best = r;
+    uint64_t gap = 20'000'000;  // a single call: any ends within 10 ms are one collective
+    if (ends[best].size() >= 2) {
+      std::sort(ends[best].begin(), ends[best].end());
+      std::vector<uint64_t> gaps;
+      for (size_t i = 1; i < ends[best].size(); ++i) gaps.push_back(ends[best][i] - ends[best][i - 1]);
+      gap = std::max<uint64_t>(median(gaps), 2);
+      spacing.push_back(gap);
+    }
+    const uint64_t tolerance = gap / 2;
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.end < b.end; });
+    for (size_t i = 0; i < entries.size();) {
+      size_t j = i;
+      while (j < entries.size() && entries[j].end - entries[i].end <= tolerance && !in_instance[entries[j].row]) {
+        in_instance[entries[j].row] = 1;
+        ++j;
+      }
+      for (size_t a = i; a < j; ++a) in_instance[entries[a].row] = 0;
+      if (j - i >= 2) {
+        for (size_t a = i; a < j; ++a) {
+          std::vector<int64_t> others;
+          for (size_t b = i; b < j; ++b)
+            if (b != a) others.push_back(static_cast<int64_t>(entries[b].begin));
+          late[entries[a].row].push_back(static_cast<int64_t>(entries[a].begin) - median(others));
+          ++rows[entries[a].row].matched;
+        }
+      }
+      i = j;
+    }
+  }
+  return late;
+}
+
+// The zone or kernel whose time per unit (step, or collective) on `row`
+// exceeds the other rows' median the most.
+std::string find_reason(const std::vector<RankScan*>& scans, const std::vector<RankRow>& rows, size_t row,
+                        int64_t explain_ns) {
+  auto per_unit = [&](size_t r) {
+    const RankRow& rr = rows[r];
+    return static_cast<double>(rr.steps ? rr.steps : std::max<uint64_t>(rr.matched, 1));
+  };
+  const char* unit = rows[row].steps ? "step" : "collective";
+  std::string best_name;
+  double best = 0;
+  auto consider = [&](const char* what, auto member) {
+    for (const auto& [name, ns] : (*scans[row]).*member) {
+      const double mine = static_cast<double>(ns) / per_unit(row);
+      std::vector<double> others;
+      for (size_t r = 0; r < scans.size(); ++r) {
+        if (r == row) continue;
+        const auto& m = (*scans[r]).*member;
+        auto it = m.find(name);
+        others.push_back(it == m.end() ? 0.0 : static_cast<double>(it->second) / per_unit(r));
+      }
+      const double excess = mine - median(others);
+      if (excess > best) {
+        best = excess;
+        best_name = std::string(what) + " " + name;
+      }
+    }
+  };
+  consider("zone", &RankScan::zone_self_ns);
+  consider("kernel", &RankScan::kernel_ns);
+  if (best_name.empty() || best < RanksReport::kReasonShare * static_cast<double>(explain_ns))
+    return std::string("no zone or kernel accounts for it (time outside zones, or waiting)");
+  return best_name + ": +" + duration_text(static_cast<int64_t>(best)) + " per " + unit +
+         " over the other ranks' median";
+}
+
+}  // namespace
+
+RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
+  RanksReport out;
+  const std::vector<ProcessState>& procs = reader.processes();
+  std::vector<bool> left_out(procs.size(), false);
+  check_job(reader, out, left_out);
+
+  std::vector<std::unique_ptr<RankScanner>> scanners;
+  for (size_t i = 0; i < procs.size(); ++i) scanners.push_back(std::make_unique<RankScanner>(i, false));
+  const unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  reader.read_parallel([&](size_t i) -> SegmentVisitor& { return *scanners[i]; }, threads);
+  std::vector<RankScan> all;
+  for (auto& s : scanners) all.push_back(std::move(s->result()));
+  scanners.clear();
+
+  out.clock = estimate_clock_alignment(reader, all);
+  reader.adjust_clocks(out.clock.delta, out.clock.note);
+  for (RankScan& s : all) shift_scan(s, out.clock.delta[s.process]);
+  out.hosts = out.clock.hosts.size();
+
+  std::vector<RankScan*> scans;
+  for (RankScan& s : all) {
+    out.late_gpu_records += s.late_gpu_records;
+    out.late_step_marks += s.late_step_marks;
+    if (left_out[s.process]) continue;
+    out.ranks.push_back(make_row(procs[s.process], s));
+    scans.push_back(&s);
+  }
+
+  // Steps across ranks.
+  std::map<uint64_t, StepRow> steps;
+  for (size_t r = 0; r < scans.size(); ++r)
+    for (const StepStats& st : scans[r]->steps) steps[st.number].ranks.push_back({r, st});
+  for (auto& [n, row] : steps) {
+    row.step = n;
+    // Ties go to the first rank.
+    row.slowest = row.fastest = row.ranks.front().row;
+    row.slowest_ns = row.fastest_ns = row.ranks.front().stats.duration_ns();
+    for (const StepRankTime& t : row.ranks) {
+      const uint64_t d = t.stats.duration_ns();
+      if (d > row.slowest_ns) {
+        row.slowest_ns = d;
+        row.slowest = t.row;
+      }
+      if (d < row.fastest_ns) {
+        row.fastest_ns = d;
+        row.fastest = t.row;
+      }
+    }
+    out.steps.push_back(std::move(row));
+  }
+
+  // Stragglers: late at collectives.
+  std::vector<uint64_t> spacing;
+  std::vector<std::vector<int64_t>> late = lateness(scans, out.ranks, spacing);
+  std::vector<uint64_t> step_medians;
+  for (const RankRow& r : out.ranks)
+    if (r.steps) step_medians.push_back(r.step_time_median_ns);
+  const uint64_t typical = !step_medians.empty() ? median(step_medians) : median(spacing);
+  const auto late_threshold =
+      std::max<int64_t>(RanksReport::kLateFloorNs, static_cast<int64_t>(RanksReport::kLateShare * typical));
+  for (size_t r = 0; r < out.ranks.size(); ++r) {
+    if (late[r].empty()) continue;
+    const int64_t m = median(late[r]);
+    out.ranks[r].late_ns_median = m;
+    if (m < late_threshold) continue;
+    Straggler s;
+    s.row = r;
+    s.rank = out.ranks[r].rank;
+    s.kind = "late at collectives";
+    s.late_ns_median = m;
+    s.collectives = late[r].size();
+    s.reason = find_reason(scans, out.ranks, r, m);
+    out.stragglers.push_back(std::move(s));
+  }
+  // Stragglers: slow steps.
+  if (step_medians.size() >= 3) {
+    const uint64_t m = median(step_medians);
+    std::vector<uint64_t> dev;
+    for (uint64_t v : step_medians) dev.push_back(v > m ? v - m : m - v);
+    const double limit = std::max(3 * 1.4826 * static_cast<double>(median(dev)), RanksReport::kSlowShare * m);
+    for (size_t r = 0; r < out.ranks.size(); ++r) {
+      const RankRow& row = out.ranks[r];
+      if (!row.steps || static_cast<double>(row.step_time_median_ns) - static_cast<double>(m) <= limit) continue;
+      Straggler s;
+      s.row = r;
+      s.rank = row.rank;
+      s.kind = "slow steps";
+      s.late_ns_median = static_cast<int64_t>(row.step_time_median_ns - m);
+      s.reason = find_reason(scans, out.ranks, r, s.late_ns_median);
+      out.stragglers.push_back(std::move(s));
+    }
+  }
+  std::stable_sort(out.stragglers.begin(), out.stragglers.end(),
+                   [](const Straggler& a, const Straggler& b) { return a.late_ns_median > b.late_ns_median; });
+  return out;
+}
+
+}  // namespace ringprof

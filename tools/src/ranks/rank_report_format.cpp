@@ -1,0 +1,343 @@
+// How `ringprof ranks` prints a RanksReport: text, CSV or JSON.
+#include <cmath>
+#include <cstdio>
+
+#include "exporters/json_text.h"
+#include "reports/text_table.h"
+#include "ringprof/tools/rank_report.h"
+
+namespace ringprof {
+
+namespace {
+
+using internal::duration_text;
+
+using internal::TextRow;
+
+
+std::string rank_name(int64_t rank, uint32_t pid) {
+  return rank >= 0 ? std::to_string(rank) : "pid " + std::to_string(pid);
+}
+
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", v);
+  return buf;
+}
+
+std::string clock_text(const ClockAlignment& c) {
+  if (c.method == "one host") return "clock: one host, CLOCK_MONOTONIC shared\n";
+  std::string out = "clock: " + c.method + " (reference host " +
+                    (c.hosts.empty() ? std::string("-") : c.hosts.front().host) + ")\n";
+  for (const HostClock& h : c.hosts) {
+    if (h.reference) {
+      out += "  " + h.host + ": reference\n";
+    } else if (h.aligned) {
+      out += "  " + h.host + ": wall clock " + duration_text(h.wall_offset_ns) + ", collectives " +
+             duration_text(h.correction_ns) + " more (residual " + duration_text(static_cast<int64_t>(h.residual_ns)) +
+             ", " + std::to_string(h.matched) + " calls)\n";
+    } else {
+      out += "  " + h.host + ": wall clock " + duration_text(h.wall_offset_ns) + " only (no collective in common)\n";
+    }
+  }
+  return out;
+}
+
+std::string text(const RanksReport& r, bool per_step) {
+  std::string out;
+  out += "job " + (r.job_id.empty() ? std::string("(no id)") : r.job_id) + ": " + std::to_string(r.ranks.size()) +
+         " processes on " + std::to_string(r.hosts) + (r.hosts == 1 ? " host" : " hosts");
+  if (r.world_size > 0) out += ", world size " + std::to_string(r.world_size);
+  out += "\n" + clock_text(r.clock) + "\n";
+  const TextRow header = {"rank", "host", "pid", "steps", "step median", "GPU compute", "comm", "memory",
+                          "comm hidden", "GPU idle", "CPU in zones", "late (median)"};
+  std::vector<TextRow> rows;
+  for (const RankRow& k : r.ranks) {
+    auto gpu = [&](uint64_t v) { return k.gpu ? duration_text(static_cast<int64_t>(v)) : std::string("-"); };
+    rows.push_back({rank_name(k.rank, k.pid), k.host, std::to_string(k.pid), std::to_string(k.steps),
+                    k.steps ? duration_text(static_cast<int64_t>(k.step_time_median_ns)) : "-", gpu(k.compute_ns),
+                    gpu(k.comm_ns), gpu(k.memcpy_ns), k.gpu && k.comm_ns ? pct(k.overlap_pct()) : "-", gpu(k.idle_ns),
+                    duration_text(static_cast<int64_t>(k.cpu_zone_ns)),
+                    k.late_ns_median ? duration_text(*k.late_ns_median) : "-"});
+  }
+  out += "Per rank (times summed over its whole steps; over everything it recorded when it marks none):\n";
+  out += internal::format_text_table(header, rows, {true, true});
+  if (!r.steps.empty()) {
+    std::vector<uint64_t> spreads;
+    const StepRow* widest = &r.steps.front();
+    for (const StepRow& s : r.steps) {
+      spreads.push_back(s.spread_ns());
+      if (s.spread_ns() > widest->spread_ns()) widest = &s;
+    }
+    std::sort(spreads.begin(), spreads.end());
+    auto name = [&](size_t row) { return rank_name(r.ranks[row].rank, r.ranks[row].pid); };
+    out += "\nSteps: " + std::to_string(r.steps.size()) + "; spread of step time across ranks: median " +
+           duration_text(static_cast<int64_t>(spreads[spreads.size() / 2])) + ", largest " +
+           duration_text(static_cast<int64_t>(widest->spread_ns())) + " at step " + std::to_string(widest->step) +
+           " (slowest rank " + name(widest->slowest) + ", fastest rank " + name(widest->fastest) + ")\n";
+    if (per_step) {
+      std::vector<TextRow> srows;
+      for (const StepRow& s : r.steps)
+        srows.push_back({std::to_string(s.step), std::to_string(s.ranks.size()), name(s.slowest),
+                         duration_text(static_cast<int64_t>(s.slowest_ns)), name(s.fastest),
+                         duration_text(static_cast<int64_t>(s.fastest_ns)),
+                         duration_text(static_cast<int64_t>(s.spread_ns()))});
+      out += internal::format_text_table({"step", "ranks", "slowest rank", "time", "fastest rank", "time", "spread"},
+                                         srows);
+    }
+  }
+  out += "\nStragglers:";
+  if (r.stragglers.empty()) out += " none\n";
+  else out += "\n";
+  for (const Straggler& s : r.stragglers) {
+    const RankRow& k = r.ranks[s.row];
+    out += "  rank " + rank_name(k.rank, k.pid) + " (" + k.host + ", pid " + std::to_string(k.pid) + "): " + s.kind;
+    if (s.kind == "late at collectives")
+      out += " by " + duration_text(s.late_ns_median) + " (median over " + std::to_string(s.collectives) + ")";
+    else
+      out += ", " + duration_text(s.late_ns_median) + " over the ranks' median step time";
+    out += "; " + s.reason + "\n";
+  }
+  return out;
+}
+
+std::string csv(const RanksReport& r, bool per_step) {
+  std::vector<TextRow> rows;
+  if (per_step) {
+    for (const StepRow& s : r.steps) {
+      for (const StepRankTime& t : s.ranks) {
+        const RankRow& k = r.ranks[t.row];
+        rows.push_back({std::to_string(s.step), k.rank >= 0 ? std::to_string(k.rank) : "", k.host,
+                        std::to_string(k.pid), std::to_string(t.stats.duration_ns()), std::to_string(t.stats.compute_ns),
+                        std::to_string(t.stats.comm_ns), std::to_string(t.stats.memcpy_ns),
+                        std::to_string(t.stats.overlap_ns), k.gpu ? std::to_string(t.stats.idle_ns()) : "",
+                        std::to_string(t.stats.cpu_zone_ns)});
+      }
+    }
+    return internal::format_csv_table({"step", "rank", "host", "pid", "time_ns", "compute_ns", "comm_ns", "memcpy_ns",
+                                       "overlap_ns", "idle_ns", "cpu_zone_ns"},
+                                      rows);
+  }
+  for (const RankRow& k : r.ranks) {
+    char overlap[32] = "";
+    if (k.gpu && k.comm_ns) std::snprintf(overlap, sizeof overlap, "%.2f", k.overlap_pct());
+    rows.push_back({k.rank >= 0 ? std::to_string(k.rank) : "", k.host, std::to_string(k.pid), std::to_string(k.steps),
+                    std::to_string(k.step_time_median_ns), std::to_string(k.span_ns), std::to_string(k.compute_ns),
+                    std::to_string(k.comm_ns), std::to_string(k.memcpy_ns), std::to_string(k.overlap_ns), overlap,
+                    k.gpu ? std::to_string(k.idle_ns) : "", std::to_string(k.cpu_zone_ns),
+                    std::to_string(k.collectives), k.late_ns_median ? std::to_string(*k.late_ns_median) : ""});
+  }
+  return internal::format_csv_table({"rank", "host", "pid", "steps", "step_time_median_ns", "span_ns", "compute_ns",
+                                     "comm_ns", "memcpy_ns", "overlap_ns", "overlap_pct", "idle_ns", "cpu_zone_ns",
+                                     "collectives", "late_ns_median"},
+                                    rows);
+}
+
+class Json {
+ public:
+  std::string out;
+  void key(const char* k) {
+    comma();
+    internal::append_json_string(out, k);
+    out += ':';
+    fresh_ = true;
+  }
+  void str(const std::string& v) { value([&] { internal::append_json_string(out, v); }); }
+  void num(int64_t v) { value([&] { out += std::to_string(v); }); }
+  void unum(uint64_t v) { value([&] { out += std::to_string(v); }); }
+  void dbl(double v) { value([&] { internal::append_json_double(out, v); }); }
+  void null() { value([&] { out += "null"; }); }
+  void boolean(bool v) { value([&] { out += v ? "true" : "false"; }); }
+  void open(char c) {
+    comma();
+    out += c;
+    fresh_ = true;
+  }
+  void close(char c) {
+    out += c;
+    fresh_ = false;
+  }
+
+ private:
+  template <class F>
+  void value(F&& f) {
+    comma();
+    f();
+    fresh_ = false;
+  }
+  void comma() {
+    if (!fresh_ && !out.empty() && out.back() != ':') out += ',';
+    fresh_ = false;
+  }
+  bool fresh_ = true;
+};
+
+std::string json(const RanksReport& r, bool per_step) {
+  Json j;
+  j.open('{');
+  j.key("job_id");
+  r.job_id.empty() ? j.null() : j.str(r.job_id);
+  j.key("world_size");
+  r.world_size > 0 ? j.num(r.world_size) : j.null();
+  j.key("hosts");
+  j.unum(r.hosts);
+  auto rank_value = [&](int64_t rank) { rank >= 0 ? j.num(rank) : j.null(); };
+  j.key("ranks");
+  j.open('[');
+  for (const RankRow& k : r.ranks) {
+    j.open('{');
+    j.key("rank");
+    rank_value(k.rank);
+    j.key("host");
+    j.str(k.host);
+    j.key("pid");
+    j.unum(k.pid);
+    j.key("steps");
+    j.unum(k.steps);
+    j.key("step_time_median_ns");
+    k.steps ? j.unum(k.step_time_median_ns) : j.null();
+    j.key("span_ns");
+    j.unum(k.span_ns);
+    j.key("gpu");
+    j.boolean(k.gpu);
+    j.key("compute_ns");
+    j.unum(k.compute_ns);
+    j.key("comm_ns");
+    j.unum(k.comm_ns);
+    j.key("memcpy_ns");
+    j.unum(k.memcpy_ns);
+    j.key("overlap_ns");
+    j.unum(k.overlap_ns);
+    j.key("overlap_pct");
+    k.gpu && k.comm_ns ? j.dbl(k.overlap_pct()) : j.null();
+    j.key("idle_ns");
+    k.gpu ? j.unum(k.idle_ns) : j.null();
+    j.key("cpu_zone_ns");
+    j.unum(k.cpu_zone_ns);
+    j.key("collectives");
+    j.unum(k.collectives);
+    j.key("late_ns_median");
+    k.late_ns_median ? j.num(*k.late_ns_median) : j.null();
+    j.close('}');
+  }
+  j.close(']');
+  j.key("steps");
+  j.open('[');
+  for (const StepRow& s : r.steps) {
+    j.open('{');
+    j.key("step");
+    j.unum(s.step);
+    j.key("ranks");
+    j.unum(s.ranks.size());
+    j.key("slowest_rank");
+    rank_value(r.ranks[s.slowest].rank);
+    j.key("slowest_ns");
+    j.unum(s.slowest_ns);
+    j.key("fastest_rank");
+    rank_value(r.ranks[s.fastest].rank);
+    j.key("fastest_ns");
+    j.unum(s.fastest_ns);
+    j.key("spread_ns");
+    j.unum(s.spread_ns());
+    if (per_step) {
+      j.key("times");
+      j.open('[');
+      for (const StepRankTime& t : s.ranks) {
+        const RankRow& k = r.ranks[t.row];
+        j.open('{');
+        j.key("rank");
+        rank_value(k.rank);
+        j.key("pid");
+        j.unum(k.pid);
+        j.key("time_ns");
+        j.unum(t.stats.duration_ns());
+        j.key("compute_ns");
+        j.unum(t.stats.compute_ns);
+        j.key("comm_ns");
+        j.unum(t.stats.comm_ns);
+        j.key("memcpy_ns");
+        j.unum(t.stats.memcpy_ns);
+        j.key("overlap_ns");
+        j.unum(t.stats.overlap_ns);
+        j.key("idle_ns");
+        k.gpu ? j.unum(t.stats.idle_ns()) : j.null();
+        j.key("cpu_zone_ns");
+        j.unum(t.stats.cpu_zone_ns);
+        j.close('}');
+      }
+      j.close(']');
+    }
+    j.close('}');
+  }
+  j.close(']');
+  j.key("stragglers");
+  j.open('[');
+  for (const Straggler& s : r.stragglers) {
+    j.open('{');
+    j.key("rank");
+    rank_value(s.rank);
+    j.key("pid");
+    j.unum(r.ranks[s.row].pid);
+    j.key("kind");
+    j.str(s.kind);
+    j.key("reason");
+    j.str(s.reason);
+    j.key("late_ns_median");
+    j.num(s.late_ns_median);
+    j.key("collectives");
+    j.unum(s.collectives);
+    j.close('}');
+  }
+  j.close(']');
+  j.key("clock");
+  j.open('{');
+  j.key("method");
+  j.str(r.clock.method);
+  j.key("note");
+  j.str(r.clock.note);
+  j.key("hosts");
+  j.open('[');
+  for (const HostClock& h : r.clock.hosts) {
+    j.open('{');
+    j.key("host");
+    j.str(h.host);
+    j.key("reference");
+    j.boolean(h.reference);
+    j.key("aligned");
+    j.boolean(h.aligned);
+    j.key("wall_offset_ns");
+    j.num(h.wall_offset_ns);
+    j.key("correction_ns");
+    j.num(h.correction_ns);
+    j.key("residual_ns");
+    j.unum(h.residual_ns);
+    j.key("matched");
+    j.unum(h.matched);
+    j.close('}');
+  }
+  j.close(']');
+  j.close('}');
+  j.key("problems");
+  j.open('[');
+  for (const std::string& p : r.problems) j.str(p);
+  j.close(']');
+  j.close('}');
+  j.out += '\n';
+  return j.out;
+}
+
+}  // namespace
+
+std::string format_ranks(const RanksReport& report, RanksFormat format, bool per_step) {
+  switch (format) {
+    case RanksFormat::Csv:
+      return csv(report, per_step);
+    case RanksFormat::Json:
+      return json(report, per_step);
+    case RanksFormat::Text:
+      break;
+  }
+  return text(report, per_step);
+}
+
+}  // namespace ringprof
