@@ -20,8 +20,8 @@ import threading as _threading
 
 from . import _ringprof
 from ._ringprof import (Zone, ZonedFunction, counter, flow_begin, flow_end, flow_step, flush, instant,
-                        is_recording, mark, mode, rank_info, recorder_stats, request_window, set_rank, set_thread_name,
-                        step, zone, zone_arg)
+                        is_recording, mark, mark_collective, mode, rank_info, recorder_stats, request_window, set_rank,
+                        set_thread_name, step, zone, zone_arg)
 
 from .reading import open  # noqa: A001 (ringprof.open, as in the docs)
 
@@ -29,7 +29,7 @@ __all__ = ["open", "start", "stop", "flush", "is_recording", "zone", "zone_arg",
            "set_thread_name",
            "set_mode", "mode", "set_schedule", "set_duty_cycle", "request_window", "on_window_complete",
            "remove_window_callback", "flow_begin", "flow_step", "flow_end", "mark", "recorder_stats",
-           "set_rank", "rank_info"]
+           "set_rank", "rank_info", "mark_collective"]
 
 # Functions other parts of the package run after start() and before stop()
 # (ringprof.torch registers PyTorch's callbacks only while recording).

@@ -1,4 +1,5 @@
-// py_record.cpp — zone(), instant(), counter() and step() for Python (py_record.h).
+// py_record.cpp — zone(), instant(), counter(), zone_arg(), mark_collective() and
+// step() for Python (py_record.h).
 //
 //   with ringprof.zone("load"): ...        a Zone object, entered and exited
 //   @ringprof.zone("train_step")           a ZonedFunction wrapping the function
@@ -344,6 +345,15 @@ PyObject* py_counter(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+// The ring keeps kMaxInlineName bytes of an argument's value: cut at a
+// character boundary, so the text stays UTF-8 (continuation bytes are 10xxxxxx).
+std::string_view inline_text(std::string_view value) {
+  if (value.size() <= kMaxInlineName) return value;
+  size_t n = kMaxInlineName;
+  while (n > 0 && (static_cast<unsigned char>(value[n]) & 0xC0) == 0x80) --n;
+  return value.substr(0, n);
+}
+
 // zone_arg(key, value): an argument of the innermost open zone. The key is
 // interned (its pointer must outlive the rings); the value is str(value).
 PyObject* py_zone_arg(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -358,14 +368,7 @@ PyObject* py_zone_arg(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (PyUnicode_Check(text)) Py_INCREF(text);
   else text = PyObject_Str(text);
   if (!text) return nullptr;
-  std::string_view value = utf8(text);
-  if (value.size() > kMaxInlineName) {
-    // The ring keeps kMaxInlineName bytes: cut at a character boundary, so
-    // the text stays UTF-8 (continuation bytes are 10xxxxxx).
-    size_t n = kMaxInlineName;
-    while (n > 0 && (static_cast<unsigned char>(value[n]) & 0xC0) == 0x80) --n;
-    value = value.substr(0, n);
-  }
+  const std::string_view value = inline_text(utf8(text));
   if (!PyErr_Occurred()) {
     name_thread_once();
     // Past the name table's cap a new key has no static copy: the argument is left out.
@@ -373,6 +376,33 @@ PyObject* py_zone_arg(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   Py_DECREF(text);
   if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NONE;
+}
+
+// mark_collective(group="world"): marks the innermost open zone as a
+// synchronous collective of `group`, a zone argument ringprof/recording.h
+// describes (which calls qualify, and why the group is named). "" is "world",
+// as in the C API.
+PyObject* py_mark_collective(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* group = nargs > 0 ? args[0] : nullptr;
+  const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  bool ok = nargs + keywords <= 1;
+  if (ok && keywords == 1) {
+    ok = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "group") == 0;
+    group = args[nargs];
+  }
+  if (!ok || (group && !PyUnicode_Check(group))) {
+    PyErr_SetString(PyExc_TypeError, "ringprof.mark_collective takes a group name (str), \"world\" when left out");
+    return nullptr;
+  }
+  if (!is_recording()) Py_RETURN_NONE;
+  const std::string_view name = group ? inline_text(utf8(group)) : std::string_view();
+  if (PyErr_Occurred()) return nullptr;
+  name_thread_once();
+  if (name.empty())
+    mark_collective();
+  else
+    mark_collective(name);
   Py_RETURN_NONE;
 }
 
@@ -435,6 +465,10 @@ PyMethodDef record_functions[] = {
     {"counter", RINGPROF_FASTCALL(py_counter), METH_FASTCALL, "counter(name, value): a sample of a numeric track."},
     {"zone_arg", RINGPROF_FASTCALL(py_zone_arg), METH_FASTCALL,
      "zone_arg(key, value): an argument (str(value)) of this thread's innermost open zone."},
+    {"mark_collective", RINGPROF_FASTCALL(py_mark_collective), METH_FASTCALL | METH_KEYWORDS,
+     "mark_collective(group=\"world\"): marks this thread's innermost open zone as a synchronous collective of\n"
+     "`group` (gloo, MPI, a barrier: its end coincides across the group's ranks; not an NCCL launch), which the\n"
+     "tools use to line up the ranks' clocks and find stragglers."},
     {"step", RINGPROF_FASTCALL(py_step), METH_FASTCALL,
      "step(number=None): an iteration boundary; returns the step's number."},
     {"_set_level_hook", py_set_level_hook, METH_O, "Internal: called after step() and set_mode()."},

@@ -1,7 +1,7 @@
 // Zone arguments on the recording path: zone_arg() and ringprof_zone_arg()
-// put a ZoneArg in the calling thread's ring (the value inline, the key as a
-// static string), and the drainer hands the sink an event whose loc names the
-// key and whose p1 is the value text's location id.
+// (mark_collective() too) put a ZoneArg in the calling thread's ring (the
+// value inline, the key as a static string), and the drainer hands the sink an
+// event whose loc names the key and whose p1 is the value text's location id.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -52,6 +52,35 @@ TEST(ZoneArgRecording, KeyAndValueReachTheSinkAsLocations) {
   // Every event is accounted for: what the sink got is what was written.
   EXPECT_EQ(recorder_stats().events_written, sink->events.size());
   EXPECT_EQ(recorder_stats().dropped_ring, 0u);
+}
+
+// mark_collective() is the zone argument "collective" = the group's name;
+// the C function's NULL (and "") group is "world".
+TEST(ZoneArgRecording, MarkCollectiveIsTheCollectiveArgument) {
+  auto sink = std::make_shared<test::CaptureSink>();
+  Config c;
+  c.sample_hz = 0;
+  c.drain_interval_ms = 2;
+  ASSERT_TRUE(start(c, sink));
+  ASSERT_TRUE(zone_begin_static("all_reduce"));
+  mark_collective("tp0");
+  zone_end();
+  ASSERT_TRUE(zone_begin_static("barrier"));
+  ringprof_mark_collective(nullptr);
+  ringprof_mark_collective("");
+  mark_collective();
+  zone_end();
+  stop();
+  std::vector<std::pair<std::string, std::string>> args;
+  for (const test::CapturedEvent& e : sink->events)
+    if (e.event.kind == EventKind::ZoneArg)
+      args.emplace_back(sink->location_name(e.event.loc), sink->location_name(static_cast<uint32_t>(e.event.p1)));
+  using Arg = std::pair<std::string, std::string>;
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[0], (Arg{"collective", "tp0"}));
+  EXPECT_EQ(args[1], (Arg{"collective", "world"}));
+  EXPECT_EQ(args[2], (Arg{"collective", "world"}));
+  EXPECT_EQ(args[3], (Arg{kCollectiveArgKey, "world"}));
 }
 
 }  // namespace

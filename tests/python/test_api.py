@@ -217,6 +217,25 @@ class ZoneTest(unittest.TestCase):
         flows = sorted(e["ph"] for e in events if e.get("name") == "request")
         self.assertEqual(flows, ["f", "s"])
 
+    def test_mark_collective_is_the_collective_zone_argument(self):
+        d = support.fresh_dir(self)
+        ringprof.start(dir=d, sample_hz=0)
+        with ringprof.zone("barrier"):
+            ringprof.mark_collective()
+        with ringprof.zone("all_reduce"):
+            ringprof.mark_collective("tp0")
+        with ringprof.zone("all_gather"):
+            ringprof.mark_collective(group="dp1")
+        ringprof.stop()
+        args = {z.name: z.args for z in ringprof.open(d).zones}
+        self.assertEqual(args, {"barrier": {"collective": "world"}, "all_reduce": {"collective": "tp0"},
+                                "all_gather": {"collective": "dp1"}})
+        for bad in [(1,), ("a", "b")]:
+            with self.assertRaises(TypeError):
+                ringprof.mark_collective(*bad)
+        with self.assertRaises(TypeError):
+            ringprof.mark_collective(name="tp0")
+
 
 class SettingsTest(unittest.TestCase):
     def test_rank_from_the_launchers_variables_then_set_rank(self):

@@ -18,6 +18,10 @@ enum class SamplerChoice : uint8_t {
   Timer = 2,  // the timer-signal fallback only
 };
 
+// The largest RINGPROF_CLOCK_SKEW_NS either way (11.6 days): far past any real
+// clock error, and far from wrapping a 64-bit nanosecond time.
+inline constexpr int64_t kMaxClockSkewNs = 1000000000000000;
+
 struct Config {
   // Rolling-file sink.
   std::string dir = "ringprof";              // RINGPROF_DIR
@@ -32,6 +36,15 @@ struct Config {
   uint32_t ring_max_bytes = 16u << 20;       // RINGPROF_RING_MAX_BYTES: a thread whose ring overflows gets a
                                              // 4x larger one, up to this (all grown rings together: 256 MiB)
   ClockChoice clock = ClockChoice::Auto;     // RINGPROF_CLOCK: auto | tsc | monotonic
+
+  // The host as the files state it, for the tools' alignment of a job's
+  // processes: they take processes with one hostname to share CLOCK_MONOTONIC,
+  // and line up hosts by their wall clocks.
+  std::string hostname;                      // RINGPROF_HOSTNAME: stated instead of gethostname() ("": that one);
+                                             // for containers of one job on several machines that share a hostname
+  int64_t clock_skew_ns = 0;                 // RINGPROF_CLOCK_SKEW_NS: added to every CLOCK_REALTIME reading stored
+                                             // (±kMaxClockSkewNs), as if the wall clock were off: rehearses the
+                                             // alignment of hosts with a job on one machine
 
   // Drainer.
   uint32_t drain_interval_ms = 10;           // RINGPROF_DRAIN_MS: longest sleep between rounds (a filling ring wakes it sooner)

@@ -217,6 +217,17 @@ inline void zone_arg(const char* static_key, std::string_view value) noexcept {
 }
 void zone_arg(const char* static_key, int64_t value) noexcept;  // written in decimal
 
+// Marks the innermost open zone as a collective operation: a zone argument
+// with this key and the group's name as its value. The tools line up the
+// clocks of a job's ranks by these zones and find the stragglers that the
+// others waited for, so the zone's end must coincide across the ranks of
+// `group` that take part: a synchronous collective (gloo, MPI, a barrier),
+// NOT an NCCL launch, whose CPU side returns before the GPU has finished.
+// `group` names the communicator, so that the tools match the calls of one
+// group only (a tensor-parallel group's all-reduce with its own ranks').
+inline constexpr const char* kCollectiveArgKey = "collective";
+inline void mark_collective(std::string_view group = "world") noexcept { zone_arg(kCollectiveArgKey, group); }
+
 // Instant events: a point in time on the calling thread.
 inline void instant(const SourceLocation* loc) noexcept {
   internal::emit(EventKind::Instant, NameRef::SourceLocation, reinterpret_cast<uintptr_t>(loc), 0);

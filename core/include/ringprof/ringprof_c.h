@@ -46,6 +46,9 @@ void ringprof_zone_end(void);
 void ringprof_set_rank(int rank, int world_size, int local_rank, const char* job_id);
 /* An argument of the innermost open zone: static key, value copied (len bytes). */
 void ringprof_zone_arg(const char* static_key, const char* value, size_t len);
+/* Marks the innermost open zone as a synchronous collective of `group` (NULL
+ * or "": "world"); see mark_collective() in ringprof/recording.h. */
+void ringprof_mark_collective(const char* group);
 void ringprof_instant(const ringprof_source_location* loc);
 void ringprof_instant_name(const char* name, size_t len);
 void ringprof_counter(const char* static_name, double value);

@@ -69,7 +69,8 @@ bool dequeue_new_ring(Ring** ring) noexcept { return new_rings().try_dequeue(*ri
 bool new_rings_waiting() noexcept { return new_rings().size_approx() != 0; }
 
 Drainer::Drainer(const Config& config, std::shared_ptr<Sink> sink, uint32_t session, ClockSource clock)
-    : config_(config), sink_(std::move(sink)), session_(session), clock_(clock), gpu_(config_) {
+    : config_(config), sink_(std::move(sink)), session_(session), clock_(clock, config_.clock_skew_ns),
+      gpu_(config_) {
   events_.reserve(std::max<uint32_t>(config_.batch_events, 1024));
   ops_.config = config_.ops;
   BatchWriter::Callbacks callbacks;
@@ -164,10 +165,10 @@ RecorderStats Drainer::stats() const {
 SessionInfo Drainer::session_info() const {
   SessionInfo s;
   s.pid = static_cast<uint32_t>(getpid());
-  s.hostname = host_name();
+  s.hostname = config_.hostname.empty() ? host_name() : config_.hostname;  // RINGPROF_HOSTNAME
   s.command_line = command_line();
   s.start_monotonic_ns = internal::monotonic_ns();
-  s.start_realtime_ns = realtime_now_ns();
+  s.start_realtime_ns = realtime_now_ns(config_.clock_skew_ns);
   s.clock = clock_.calibration();
   s.ringprof_version = RINGPROF_VERSION;
   return s;

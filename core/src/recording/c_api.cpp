@@ -24,6 +24,12 @@ void ringprof_set_rank(int rank, int world_size, int local_rank, const char* job
 void ringprof_zone_arg(const char* static_key, const char* value, size_t len) {
   ringprof::zone_arg(static_key, std::string_view(value ? value : "", value ? len : 0));
 }
+void ringprof_mark_collective(const char* group) {
+  if (group && *group)
+    ringprof::mark_collective(group);
+  else
+    ringprof::mark_collective();  // its default group, "world"
+}
 void ringprof_instant(const ringprof_source_location* loc) { ringprof::instant(loc); }
 void ringprof_instant_name(const char* name, size_t len) {
   ringprof::instant(std::string_view(name ? name : "", name ? len : 0));

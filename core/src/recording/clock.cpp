@@ -26,7 +26,9 @@ static uint64_t read_clock(clockid_t id) noexcept {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-uint64_t realtime_now_ns() noexcept { return read_clock(CLOCK_REALTIME); }
+uint64_t realtime_now_ns(int64_t skew_ns) noexcept {
+  return read_clock(CLOCK_REALTIME) + static_cast<uint64_t>(skew_ns);  // modulo 2^64: a negative skew subtracts
+}
 
 ClockSource choose_clock(ClockChoice choice) noexcept {
   switch (choice) {
@@ -61,12 +63,12 @@ static void paired_read(ClockSource source, uint64_t* ticks, uint64_t* mono) noe
   *ticks = *mono;
 }
 
-TickConverter::TickConverter(ClockSource source) : source_(source) {
+TickConverter::TickConverter(ClockSource source, int64_t realtime_skew_ns) : source_(source) {
   Piece& first = pieces_[0];
   paired_read(source_, &first.tick_base, &first.mono_base);
   cal_ticks_ = first.tick_base;
   cal_mono_ = first.mono_base;
-  real_base_ = realtime_now_ns() - (internal::monotonic_ns() - first.mono_base);
+  real_base_ = realtime_now_ns(realtime_skew_ns) - (internal::monotonic_ns() - first.mono_base);
   if (source_ == ClockSource::Tsc) {
     // A first rate over ~2 ms of spinning; refine() improves it as time passes.
     uint64_t t = 0, m = 0;

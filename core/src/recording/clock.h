@@ -16,7 +16,9 @@ namespace ringprof {
 // True when CPUID says the TSC runs at a constant rate in every C/P-state.
 bool cpu_has_invariant_tsc() noexcept;
 
-uint64_t realtime_now_ns() noexcept;
+// CLOCK_REALTIME now, plus `skew_ns` (Config::clock_skew_ns): every wall-clock
+// time ringprof stores is read through here, so a simulated skew shifts all.
+uint64_t realtime_now_ns(int64_t skew_ns = 0) noexcept;
 
 // Picks the clock source for `choice` (Auto: TSC when invariant).
 ClockSource choose_clock(ClockChoice choice) noexcept;
@@ -43,8 +45,9 @@ inline uint64_t map_ticks_to_ns(uint64_t ticks, uint64_t tick_base, uint64_t mon
 // take the oldest piece kept, extended back).
 class TickConverter {
  public:
-  // Measures a first rate (about 2 ms of wall time for the TSC).
-  explicit TickConverter(ClockSource source);
+  // Measures a first rate (about 2 ms of wall time for the TSC). The wall
+  // clock's base is read with `realtime_skew_ns` added (Config::clock_skew_ns).
+  explicit TickConverter(ClockSource source, int64_t realtime_skew_ns = 0);
   // Re-measures the rate over the whole time since construction.
   void refine() noexcept;
   // The same with the tick/ns pair given (tests).

@@ -121,6 +121,8 @@ Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnin
     else if (v == "monotonic") c.clock = ClockChoice::Monotonic;
     else env.warn("RINGPROF_CLOCK", s, "auto, tsc or monotonic");
   }
+  if (const char* h = env.get("RINGPROF_HOSTNAME")) c.hostname = h;
+  env.integer("RINGPROF_CLOCK_SKEW_NS", &c.clock_skew_ns, -kMaxClockSkewNs, kMaxClockSkewNs);
   env.integer("RINGPROF_IO_RETRY_MS", &c.io_retry_ms, 0, 3600000);
   env.integer("RINGPROF_DRAIN_MS", &c.drain_interval_ms, 1, 1000);
   env.integer("RINGPROF_FLUSH_MS", &c.flush_interval_ms, 1, 600000);

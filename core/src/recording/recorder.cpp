@@ -267,6 +267,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   safe.ring_bytes = std::clamp<uint32_t>(safe.ring_bytes, 64 * sizeof(Event), 1u << 30);
   safe.ring_max_bytes = std::min<uint32_t>(safe.ring_max_bytes, 1u << 30);  // below ring_bytes: no growth
   safe.stall_ms = std::clamp<uint32_t>(safe.stall_ms, 1, 600000);
+  safe.clock_skew_ns = std::clamp<int64_t>(safe.clock_skew_ns, -kMaxClockSkewNs, kMaxClockSkewNs);
   g_ring_capacity.store(safe.ring_bytes / sizeof(Event), std::memory_order_relaxed);
   g_ring_wake_percent.store(safe.ring_drain_percent, std::memory_order_relaxed);
   g_ring_max_capacity.store(safe.ring_max_bytes / sizeof(Event), std::memory_order_relaxed);
