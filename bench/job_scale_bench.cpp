@@ -10,6 +10,8 @@
 // zone, and on the GPU 100 kernels and an NCCL all-reduce; rank 5 spends
 // 200 µs more per step in one operator. Segments of about 65536 events.
 // Measured with one worker and with one per hardware thread.
+// RINGPROF_BENCH_JOB_DIR=PATH writes the job there and keeps it (to time the
+// CLI on it).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -89,8 +91,10 @@ void write_rank(const std::string& dir, uint32_t rank) {
 
 const std::string& job() {
   static const std::string dir = [] {
+    const char* keep = std::getenv("RINGPROF_BENCH_JOB_DIR");
     const std::string d =
-        (std::filesystem::temp_directory_path() / ("ringprof-job-bench-" + std::to_string(getpid()))).string();
+        keep ? std::string(keep)
+             : (std::filesystem::temp_directory_path() / ("ringprof-job-bench-" + std::to_string(getpid()))).string();
     for (uint32_t r = 0; r < kRanks; ++r) write_rank(d, r);
     return d;
   }();
@@ -127,7 +131,7 @@ BENCHMARK(BM_RanksOneWorker)->Unit(benchmark::kMillisecond)->Iterations(1)->UseR
 
 void BM_RanksAllWorkers(benchmark::State& state) {
   analyse(state, std::max(1u, std::thread::hardware_concurrency()), "all workers");
-  std::filesystem::remove_all(job());
+  if (!std::getenv("RINGPROF_BENCH_JOB_DIR")) std::filesystem::remove_all(job());
 }
 BENCHMARK(BM_RanksAllWorkers)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 

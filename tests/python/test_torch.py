@@ -5,6 +5,9 @@ import contextlib
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 import textwrap
 import unittest
 
@@ -468,3 +471,67 @@ class DropInProfileTest(unittest.TestCase):
         for line, row in zip(lines[3:8], rows):
             self.assertTrue(line.strip().startswith(row.key[:50]))
             self.assertTrue(line.strip().endswith(" " + str(row.count)))
+
+
+GLOO_RANK = textwrap.dedent("""
+    import os, sys, time
+    import torch, torch.distributed as dist
+    import ringprof
+    out, rank = sys.argv[1], int(os.environ["RANK"])
+    ringprof.start(dir=os.path.join(out, "rank%d" % rank))
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(out, "rendezvous"),
+                            rank=rank, world_size=int(os.environ["WORLD_SIZE"]))
+    t = torch.ones(1000)
+    dist.barrier()
+    for s in range(30):
+        ringprof.step(s)
+        with ringprof.zone("forward"):
+            time.sleep(0.005)
+        if rank == 1:
+            with ringprof.zone("extra_work"):
+                end = time.perf_counter() + 0.02
+                while time.perf_counter() < end:
+                    pass
+        with ringprof.zone("all_reduce"):  # synchronous: returns when every rank has met
+            ringprof.mark_collective()
+            dist.all_reduce(t)
+    ringprof.step(30)
+    dist.barrier()
+    dist.destroy_process_group()
+    ringprof.stop()
+""")
+
+
+class GlooJobTest(unittest.TestCase):
+    """Three ranks of torch.distributed's gloo backend, rank 1 doing 20 ms of
+    extra work before each all_reduce: `ringprof ranks` names it."""
+
+    def test_straggler_named_with_its_extra_time(self):
+        import torch.distributed as dist
+        if not dist.is_available() or not dist.is_gloo_available():
+            self.skipTest("this PyTorch has no gloo backend")
+        job = support.fresh_dir(self)
+        os.makedirs(job)
+        procs = [subprocess.Popen([sys.executable, "-c", GLOO_RANK, job],
+                                  env=dict(os.environ, RANK=str(r), WORLD_SIZE="3", TORCHELASTIC_RUN_ID="gloo-test"),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(3)]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+        report = json.loads(support.cli("ranks", "--format", "json", job))
+        self.assertEqual(report["job_id"], "gloo-test")
+        self.assertEqual([r["rank"] for r in report["ranks"]], [0, 1, 2])
+        for r in report["ranks"]:
+            self.assertEqual(r["steps"], 30)
+            self.assertEqual(r["collectives"], 30)
+        self.assertEqual(len(report["stragglers"]), 1, report["stragglers"])
+        s = report["stragglers"][0]
+        self.assertEqual(s["rank"], 1)
+        self.assertEqual(s["kind"], "late at collectives")
+        self.assertTrue(s["reason"].startswith("zone extra_work: +"), s["reason"])
+        # Its extra time, within 10%: what its extra_work zones took.
+        extra = sorted(z.dur_ns for z in ringprof.open(os.path.join(job, "rank1")).zones if z.name == "extra_work")
+        self.assertEqual(len(extra), 30)
+        median = extra[len(extra) // 2]
+        self.assertGreaterEqual(median, 20_000_000)
+        self.assertLessEqual(abs(s["late_ns_median"] - median), median / 10, (s["late_ns_median"], median))

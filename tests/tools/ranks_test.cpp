@@ -28,7 +28,8 @@ TEST(Collectives, ZoneNamesAsProcessGroupsGiveThem) {
   EXPECT_TRUE(nccl);
   EXPECT_EQ(zone_collective("gloo:broadcast", &nccl), "broadcast");
   EXPECT_FALSE(nccl);
-  EXPECT_EQ(zone_collective("c10d::allreduce_"), "all_reduce");
+  EXPECT_EQ(zone_collective("allreduce_"), "all_reduce");
+  EXPECT_EQ(zone_collective("c10d::allreduce_"), "");  // the dispatcher's operator only enqueues the work
   EXPECT_EQ(zone_collective("nccl:_allgather_base"), "all_gather");
   EXPECT_EQ(zone_collective("all_gather_into_tensor"), "all_gather");
   EXPECT_EQ(zone_collective("nccl:reduce_scatter_tensor_coalesced"), "reduce_scatter");

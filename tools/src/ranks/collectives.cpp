@@ -45,10 +45,10 @@ std::string nccl_kernel_collective(std::string_view name) {
 
 std::string zone_collective(std::string_view name, bool* nccl) {
   if (nccl) *nccl = false;
-  // Process groups prefix their operations with the backend's name; the
-  // dispatcher's operators with "c10d::".
-  static constexpr std::array<std::pair<std::string_view, bool>, 6> kPrefixes = {
-      {{"nccl:", true}, {"gloo:", false}, {"mpi:", false}, {"ucc:", false}, {"xccl:", false}, {"c10d::", false}}};
+  // Process groups prefix their operations with the backend's name. The
+  // dispatcher's "c10d::allreduce_" is not one: it only enqueues the work.
+  static constexpr std::array<std::pair<std::string_view, bool>, 5> kPrefixes = {
+      {{"nccl:", true}, {"gloo:", false}, {"mpi:", false}, {"ucc:", false}, {"xccl:", false}}};
   bool prefixed = false;
   for (auto [p, is_nccl] : kPrefixes) {
     if (!starts_with(name, p)) continue;

@@ -224,8 +224,10 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
 
   // Steps across ranks.
   std::map<uint64_t, StepRow> steps;
-  for (size_t r = 0; r < scans.size(); ++r)
+  for (size_t r = 0; r < scans.size(); ++r) {
     for (const StepStats& st : scans[r]->steps) steps[st.number].ranks.push_back({r, st});
+    std::vector<StepStats>().swap(scans[r]->steps);  // held once: the rows have them now
+  }
   for (auto& [n, row] : steps) {
     row.step = n;
     // Ties go to the first rank.

@@ -131,7 +131,10 @@ struct RankScanner::Impl {
         marked_group = intern("mark " + (group.empty() ? std::string("world") : group) + " " + c.name);
       }
     }
-    if (marked_group >= 0) {
+    if (z.unterminated) {
+      // No end recorded (closed at the thread's last event, or an operator
+      // PyTorch ends on another thread): no meeting point.
+    } else if (marked_group >= 0) {
       ++owner.scan_.calls_seen;
       push_bounded(marked_calls, {static_cast<uint32_t>(marked_group), z.begin_ns, z.end_ns});
     } else if (c.zone_key >= 0) {
@@ -306,6 +309,7 @@ void RankScanner::segment(const SegmentView& view) {
 }
 
 void RankScanner::end_process(const ProcessState& p) {
+  if (!impl_) return;
   Impl& m = *impl_;
   m.process = &p;
   m.tracker.finish();
@@ -324,7 +328,10 @@ void RankScanner::end_process(const ProcessState& p) {
   if (calls.size() > RankScan::kMaxCollectives)
     calls.erase(calls.begin(), calls.end() - static_cast<ptrdiff_t>(RankScan::kMaxCollectives));
   scan_.calls = std::move(calls);
-  if (m.collectives_only) return;
+  if (m.collectives_only) {
+    impl_.reset();
+    return;
+  }
 
   while (!m.window.empty()) {
     const GpuInterval iv = m.window.top();
@@ -350,6 +357,9 @@ void RankScanner::end_process(const ProcessState& p) {
   m.whole.begin_ns = scan_.first_ns;
   m.whole.end_ns = scan_.last_ns;
   scan_.whole = m.whole;
+  // The reorder window and the step marks are done with: a job's scanners
+  // stay alive until every rank is read, and must not keep them.
+  impl_.reset();
 }
 
 }  // namespace ringprof

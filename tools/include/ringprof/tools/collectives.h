@@ -7,10 +7,11 @@
 //     Point-to-point kernels (SendRecv, Send, Recv) are communication but meet
 //     one peer only, so they name no collective.
 //   - zones named as PyTorch's process groups name their operations:
-//     `nccl:all_reduce`, `gloo:broadcast`, `c10d::allreduce_`, or the bare
-//     operation (`all_reduce`, `barrier`, …). A zone of an NCCL process group
-//     only launches the kernel and returns before the GPU has met the other
-//     ranks, so those zones are used only by ranks that recorded no NCCL kernel.
+//     `nccl:all_reduce`, `gloo:broadcast`, or the bare operation
+//     (`all_reduce`, `barrier`, …). A zone of an NCCL process group only
+//     launches the kernel and returns before the GPU has met the other ranks,
+//     so those zones are used only by ranks that recorded no NCCL kernel. The
+//     dispatcher's `c10d::allreduce_` only enqueues the work: not one.
 //   - zones marked through the API (ringprof::mark_collective(group), a zone
 //     argument "collective"): the user states their end is a meeting point.
 //
@@ -35,7 +36,7 @@ bool is_nccl_kernel(std::string_view kernel_name);
 std::string nccl_kernel_collective(std::string_view kernel_name);
 
 // The collective a zone's name states, normalised ("allreduce", "all_reduce_"
-// and "c10d::allreduce_" are all "all_reduce"); "" when the name is not one.
+// and "gloo:allreduce" are all "all_reduce"); "" when the name is not one.
 // *nccl is set when the name says it ran on an NCCL process group.
 std::string zone_collective(std::string_view zone_name, bool* nccl = nullptr);
 
