@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "ringprof/tools/clock_alignment.h"
@@ -75,10 +76,15 @@ struct SkewedJob {
 // 100 calls lost (its oldest files deleted). With `kernels`, NCCL kernels
 // carry the meeting points and the zones end when the launch returns.
 std::string write_skewed_job(test::TempDir& dir, const SkewedJob& job, const std::string& zone_name,
-                             bool kernels = false) {
+                             bool kernels = false, int plain_rank = -1) {
   const std::string root = dir.file("job");
   for (int r = 0; r < 4; ++r) {
     SimRank rank(job.hosts[r], 100 + r, r, 4, "job1");
+    if (r == plain_rank) {  // records no collective at all
+      rank.zone("forward", kMs, 2 * kMs);
+      rank.write(root, "rank" + std::to_string(r));
+      continue;
+    }
     for (size_t k = r == 3 ? 100 : 0; k < 300; ++k) {
       const uint64_t end = static_cast<uint64_t>(static_cast<int64_t>(call_end(k)) + jitter(k, r));
       const uint64_t begin = call_end(k) - 300 * kUs - r * 10 * kUs;
@@ -177,6 +183,52 @@ TEST(ClockAlignment, NoCollectivesFallsBackToWallClockWithAWarning) {
   EXPECT_NE(a.note.find("warning"), std::string::npos);
   EXPECT_NE(a.note.find("recorded no collective operation in common"), std::string::npos) << a.note;
   for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(reader.processes()[i].clock_offset_ns, before[i]);
+}
+
+TEST(ClockAlignment, AHostWithoutCollectivesKeepsItsWallClock) {
+  test::TempDir dir;
+  SkewedJob job;
+  TraceReader reader({write_skewed_job(dir, job, "gloo:all_reduce", false, /*plain_rank=*/2)});
+  const int64_t wall2 = reader.processes()[2].clock_offset_ns;
+  const ClockAlignment a = align_clocks_by_collectives(reader, 2);
+  EXPECT_EQ(a.method, "collectives and wall clock");
+  EXPECT_NE(a.note.find("1 of them share no collective operation"), std::string::npos) << a.note;
+  EXPECT_FALSE(a.hosts[2].aligned);
+  EXPECT_EQ(reader.processes()[2].clock_offset_ns, wall2);
+  for (int r : {1, 3}) {
+    EXPECT_TRUE(a.hosts[r].aligned);
+    EXPECT_LE(std::llabs(a.hosts[r].correction_ns + job.hosts[r].wall_skew_ns), 10'000) << r;
+  }
+}
+
+// Ranks 0-1 meet in one group, ranks 1-2 and 2-3 in others: host D is
+// reached through B and C, never meeting rank 0.
+TEST(ClockAlignment, AHostReachedThroughAnother) {
+  test::TempDir dir;
+  SkewedJob job;
+  const std::string root = dir.file("job");
+  for (int r = 0; r < 4; ++r) {
+    SimRank rank(job.hosts[r], 100 + r, r, 4, "job1");
+    const uint32_t key = rank.loc("collective");
+    for (int g = 0; g < 3; ++g) {
+      if (r != g && r != g + 1) continue;  // group g: ranks g and g+1
+      const uint32_t group = rank.loc("pair" + std::to_string(g));
+      for (size_t k = 0; k < 100; ++k) {
+        const uint64_t end = call_end(k * 3 + g);
+        rank.builder().begin(rank.thread(), rank.at(end - 50 * kUs), rank.loc("exchange"));
+        rank.builder().arg(rank.thread(), rank.at(end - 50 * kUs), key, group);
+        rank.builder().end(rank.thread(), rank.at(end));
+      }
+    }
+    rank.write(root, "rank" + std::to_string(r));
+  }
+  TraceReader reader({root});
+  const ClockAlignment a = align_clocks_by_collectives(reader, 2);
+  EXPECT_EQ(a.method, "collectives");
+  for (int r = 1; r < 4; ++r) {
+    EXPECT_TRUE(a.hosts[r].aligned) << r;
+    EXPECT_LE(std::llabs(a.hosts[r].correction_ns + job.hosts[r].wall_skew_ns), 10'000) << r;
+  }
 }
 
 TEST(ClockAlignment, OneHostNeedsNothingAndReadsNothing) {
@@ -389,6 +441,51 @@ TEST(RanksCli, JsonOnAJob) {
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
             "rank,host,pid,steps,step_time_median_ns,span_ns,compute_ns,comm_ns,memcpy_ns,overlap_ns,overlap_pct,"
             "idle_ns,cpu_zone_ns,collectives,late_ns_median");
+}
+
+}  // namespace
+}  // namespace ringprof
+
+namespace ringprof {
+namespace {
+
+// Every command puts a job's hosts on one axis from its collectives and says
+// so on stderr: here `convert`, whose Chrome trace then has rank 3's call
+// ends where rank 0's are.
+TEST(RanksCli, EveryCommandAlignsHostsByCollectives) {
+  test::TempDir dir;
+  SkewedJob job;
+  const std::string root = write_skewed_job(dir, job, "gloo:all_reduce");
+  const std::string out = dir.file("trace.json");
+  const test::CommandResult res = test::run_command(std::string(RINGPROF_CLI) + " convert " +
+                                                    test::shell_quote(root) + " -o " + test::shell_quote(out));
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_NE(res.err.find("ringprof: note: the processes ran on 4 hosts, aligned by the ends of their collective "
+                         "operations"),
+            std::string::npos)
+      << res.err;
+  const nlohmann::json j = nlohmann::json::parse(test::read_text(out));
+  // The last all_reduce (k = 299) on ranks 0 and 3: ends ("E" events or X
+  // ts+dur) within 10 µs on the trace's axis (µs).
+  std::map<uint32_t, double> last_end;
+  std::map<uint32_t, uint32_t> rank_of_pid;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["name"] == "process_name") {
+      const std::string name = e["args"]["name"];
+      if (name.rfind("rank ", 0) == 0) rank_of_pid[e["pid"]] = static_cast<uint32_t>(std::stoul(name.substr(5)));
+    }
+    if (e.value("name", "") != "gloo:all_reduce") continue;
+    double end = 0;
+    if (e["ph"] == "X") end = e["ts"].get<double>() + e["dur"].get<double>();
+    else if (e["ph"] == "E") end = e["ts"].get<double>();
+    else continue;
+    last_end[e["pid"]] = std::max(last_end[e["pid"]], end);
+  }
+  ASSERT_EQ(rank_of_pid.size(), 4u);
+  std::map<uint32_t, double> by_rank;
+  for (auto [pid, end] : last_end) by_rank[rank_of_pid[pid]] = end;
+  ASSERT_EQ(by_rank.size(), 4u);
+  for (int r = 1; r < 4; ++r) EXPECT_NEAR(by_rank[r], by_rank[0], 10.0) << r;
 }
 
 }  // namespace

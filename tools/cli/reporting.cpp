@@ -22,7 +22,7 @@ Input::Input(const std::vector<std::string>& paths, bool align_by_collectives) :
 
 int place_window(const std::vector<std::string>& paths, const WindowSpec& window) {
   if (window.empty()) return kExitOk;
-  Input probe(paths);
+  Input probe(paths, /*align_by_collectives=*/false);  // whether it can be placed does not depend on it
   std::string error;
   if (resolve_trace_window(probe.reader(), window, &error)) return kExitOk;
   print_error(error);
