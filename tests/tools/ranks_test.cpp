@@ -490,3 +490,157 @@ TEST(RanksCli, EveryCommandAlignsHostsByCollectives) {
 
 }  // namespace
 }  // namespace ringprof
+
+namespace ringprof {
+namespace {
+
+// Rank 0's host has eight ranks; host C's rank meets only host B's: it is
+// still reached (every aligned host offers anchors, not only the first eight
+// processes).
+TEST(ClockAlignment, ReachedThroughAnotherHostBehindAFullReferenceHost) {
+  test::TempDir dir;
+  const std::string root = dir.file("job");
+  const SimHost a{"hostA", 10'000'000'000ull, 0}, b{"hostB", 20'000'000'000ull, 2'500'000},
+      c{"hostC", 30'000'000'000ull, -4'000'000};
+  auto write = [&](const SimHost& h, int r, const std::vector<std::string>& groups) {
+    SimRank rank(h, 100 + r, r, 10, "job1");
+    const uint32_t key = rank.loc("collective");
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const uint32_t group = rank.loc(groups[g]);
+      const size_t which = groups[g] == "g0" ? 0 : 1;
+      for (size_t k = 0; k < 100; ++k) {
+        const uint64_t end = call_end(k * 2 + which);
+        rank.builder().begin(rank.thread(), rank.at(end - 50 * kUs), rank.loc("exchange"));
+        rank.builder().arg(rank.thread(), rank.at(end - 50 * kUs), key, group);
+        rank.builder().end(rank.thread(), rank.at(end));
+      }
+    }
+    rank.write(root, "rank" + std::to_string(r));
+  };
+  for (int r = 0; r < 8; ++r) write(a, r, {"g0"});
+  write(b, 8, {"g0", "g1"});
+  write(c, 9, {"g1"});
+  TraceReader reader({root});
+  const ClockAlignment al = align_clocks_by_collectives(reader, 2);
+  EXPECT_EQ(al.method, "collectives") << al.note;
+  ASSERT_EQ(al.hosts.size(), 3u);
+  EXPECT_LE(std::llabs(al.hosts[1].correction_ns + b.wall_skew_ns), 10'000);
+  EXPECT_LE(std::llabs(al.hosts[2].correction_ns + c.wall_skew_ns), 10'000);
+}
+
+// A worker thread's zones arrive before the step marks that precede them (a
+// segment holds one run of events per thread), and a zone never ends (an
+// operator PyTorch ends on another thread): per-step CPU time is still the
+// worker's 100 µs and the main thread's 200 µs per step, the open zone not
+// counted, and the names' totals cover the whole steps.
+TEST(RankScan, ZonesOfOtherThreadsAndZonesWithoutAnEnd) {
+  test::TempDir dir;
+  SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
+  testing::TraceBuilder& b = rank.builder();
+  const uint32_t worker = b.thread(101, "worker"), comm = b.thread(102, "comm");
+  const uint32_t work = rank.loc("work"), main_zone = rank.loc("main_part"), reduce = rank.loc("gloo:all_reduce");
+  const uint64_t z = 10 * kMs;
+  for (uint64_t seg = 0; seg < 2; ++seg) {
+    // Worker first, then main: as a drain round lays them out.
+    for (uint64_t s = seg * 5; s < seg * 5 + 5; ++s) {
+      b.begin(worker, rank.at(z + s * kMs + 300 * kUs), work);
+      b.end(worker, rank.at(z + s * kMs + 400 * kUs));
+    }
+    if (seg == 0) b.begin(comm, rank.at(z + 50 * kUs), reduce);  // never ends
+    for (uint64_t s = seg * 5; s < seg * 5 + 5; ++s) {
+      b.step(rank.thread(), rank.at(z + s * kMs), s);
+      b.begin(rank.thread(), rank.at(z + s * kMs + 500 * kUs), main_zone);
+      b.end(rank.thread(), rank.at(z + s * kMs + 700 * kUs));
+    }
+    if (seg == 1) b.step(rank.thread(), rank.at(z + 10 * kMs), 10);
+    b.flush();
+  }
+  rank.write(dir.path(), "rank0");
+  TraceReader reader({dir.path()});
+  RankScanner scanner(0, false);
+  reader.read(scanner);
+  const RankScan& scan = scanner.result();
+  ASSERT_EQ(scan.steps.size(), 10u);
+  for (const StepStats& st : scan.steps) EXPECT_EQ(st.cpu_zone_ns, 300 * kUs) << st.number;
+  EXPECT_EQ(scan.zone_self_ns.at("work"), 10 * 100 * kUs);
+  EXPECT_EQ(scan.zone_self_ns.at("main_part"), 10 * 200 * kUs);
+  EXPECT_EQ(scan.zone_self_ns.count("gloo:all_reduce"), 0u);
+  EXPECT_TRUE(scan.calls.empty());  // the open collective is no meeting point
+  EXPECT_EQ(scan.late_step_marks, 0u);
+}
+
+// Steps numbered again (per epoch): each number once per occurrence.
+TEST(RankReport, StepNumbersUsedAgainAreKeptApart) {
+  test::TempDir dir;
+  for (int r = 0; r < 2; ++r) {
+    SimRank rank({"node", 1'000'000'000ull, 0}, 100 + r, r, 2, "job1");
+    for (uint64_t i = 0; i <= 6; ++i) rank.step(10 * kMs + i * kMs + r * kUs, i % 3);
+    rank.write(dir.path(), "rank" + std::to_string(r));
+  }
+  TraceReader reader({dir.path()});
+  const RanksReport rep = analyse_ranks(reader, {});
+  ASSERT_EQ(rep.steps.size(), 6u);
+  std::vector<std::pair<uint32_t, uint64_t>> keys;
+  for (const StepRow& s : rep.steps) {
+    keys.emplace_back(s.repeat, s.step);
+    EXPECT_EQ(s.ranks.size(), 2u);
+    EXPECT_NE(s.ranks[0].row, s.ranks[1].row);
+  }
+  EXPECT_EQ(keys, (std::vector<std::pair<uint32_t, uint64_t>>{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
+}
+
+// A stale process of another job, on a host of its own and claiming rank 0,
+// is left out of the clock alignment too: the job's two hosts align to each
+// other, and the report counts two hosts.
+TEST(RankReport, AnotherJobsProcessTakesNoPartInAlignment) {
+  test::TempDir dir;
+  SkewedJob job;
+  const std::string root = write_skewed_job(dir, job, "gloo:all_reduce");
+  {
+    SimRank other({"hostX", 3'000'000'000ull, 9'000'000}, 5, 0, 4, "job-other");
+    other.zone("gloo:all_reduce", kMs, 2 * kMs);
+    other.write(root, "stale");
+  }
+  TraceReader reader({root});
+  const RanksReport rep = analyse_ranks(reader, {});
+  ASSERT_EQ(rep.problems.size(), 1u);
+  EXPECT_EQ(rep.hosts, 4u);
+  EXPECT_EQ(rep.clock.method, "collectives");
+  for (const HostClock& h : rep.clock.hosts) EXPECT_NE(h.host, "hostX");
+  ASSERT_EQ(rep.ranks.size(), 4u);
+  // (The axis is the stale process's, the first in rank order, as the wall
+  // clock left it; what matters is that the job's ranks line up.)
+  const int64_t offset0 = reader.processes()[rep.ranks[0].process].clock_offset_ns;
+  for (int r = 1; r < 4; ++r) {
+    const ProcessState& p = reader.processes()[rep.ranks[r].process];
+    const int64_t truth =
+        static_cast<int64_t>(job.hosts[0].monotonic_at_zero) - static_cast<int64_t>(job.hosts[r].monotonic_at_zero);
+    EXPECT_LE(std::llabs(p.clock_offset_ns - offset0 - truth), 10'000) << r;
+  }
+}
+
+// read_parallel() hands each visitor exactly what read() does.
+TEST(RankReport, ParallelReadSeesWhatReadSees) {
+  test::TempDir dir;
+  const std::string root = write_straggler_job(dir);
+  TraceReader reader({root});
+  std::vector<std::vector<uint64_t>> serial(reader.processes().size());
+  reader.read([&](const SegmentView& v) {
+    for (const DecodedEvent& e : v.segment.events) serial[v.process.index].push_back(e.ts_ns ^ (e.loc << 1));
+  });
+  struct Collect final : SegmentVisitor {
+    std::vector<uint64_t> seen;
+    void segment(const SegmentView& v) override {
+      for (const DecodedEvent& e : v.segment.events) seen.push_back(e.ts_ns ^ (e.loc << 1));
+    }
+  };
+  std::vector<Collect> visitors(reader.processes().size());
+  reader.read_parallel([&](size_t i) -> SegmentVisitor& { return visitors[i]; }, 3);
+  for (size_t i = 0; i < visitors.size(); ++i) {
+    EXPECT_FALSE(serial[i].empty());
+    EXPECT_EQ(visitors[i].seen, serial[i]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace ringprof

@@ -58,9 +58,13 @@ std::optional<PairFit> fit_pair(const EndsByKey& anchor, const std::vector<Call>
     auto lo = std::lower_bound(ends.begin(), ends.end(), static_cast<uint64_t>(std::max<int64_t>(e - search, 0)));
     auto hi = std::upper_bound(ends.begin(), ends.end(), static_cast<uint64_t>(e + search));
     if (static_cast<size_t>(hi - lo) > kMaxCandidates) {
-      const auto mid = std::lower_bound(lo, hi, c.end);
-      lo = std::max(lo, mid - static_cast<ptrdiff_t>(kMaxCandidates / 2));
-      hi = std::min(hi, lo + static_cast<ptrdiff_t>(kMaxCandidates));
+      // The kMaxCandidates nearest the probe's own end, by index (never an
+      // iterator outside the range).
+      const ptrdiff_t mid = std::lower_bound(lo, hi, c.end) - lo;
+      const ptrdiff_t first = std::clamp<ptrdiff_t>(mid - static_cast<ptrdiff_t>(kMaxCandidates / 2), 0,
+                                                    (hi - lo) - static_cast<ptrdiff_t>(kMaxCandidates));
+      lo += first;
+      hi = lo + static_cast<ptrdiff_t>(kMaxCandidates);
     }
     if (lo != hi) ++probes_heard;
     for (auto it = lo; it != hi; ++it) votes.push_back(static_cast<int64_t>(*it) - e);
@@ -105,11 +109,9 @@ std::optional<PairFit> fit_pair(const EndsByKey& anchor, const std::vector<Call>
   std::vector<int64_t> kept;
   for (int64_t d : diffs)
     if (std::fabs(static_cast<double>(d - offset)) <= limit) kept.push_back(d);
-  if (kept.size() >= ClockAlignment::kMinMatched && kept.size() < diffs.size()) {
-    offset = median_of(kept);
-    mad = mad_of(kept, offset);
-  }
-  return PairFit{offset, mad, kept.size()};
+  if (kept.size() < ClockAlignment::kMinMatched || kept.size() == diffs.size()) return PairFit{offset, mad, diffs.size()};
+  offset = median_of(kept);
+  return PairFit{offset, mad_of(kept, offset), kept.size()};
 }
 
 std::string micros(uint64_t ns) {
@@ -139,13 +141,16 @@ void shift_scan(RankScan& scan, int64_t delta) {
   shift(scan.last_ns);
 }
 
-ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::vector<RankScan>& scans) {
+ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::vector<RankScan>& scans,
+                                        const std::vector<bool>& left_out) {
   ClockAlignment out;
   const std::vector<ProcessState>& procs = reader.processes();
   out.delta.assign(procs.size(), 0);
   std::map<std::string, size_t> host_index;
   for (const ProcessState& p : procs) {
-    if (!p.start_known) continue;
+    // Without a start the reader could not align it by wall clock either.
+    if (!p.start_known || p.start_realtime_ns == 0) continue;
+    if (p.index < left_out.size() && left_out[p.index]) continue;
     auto [it, inserted] = host_index.emplace(p.hostname, out.hosts.size());
     if (inserted) {
       HostClock h;
@@ -164,7 +169,7 @@ ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::ve
   std::unordered_map<std::string, uint32_t> key_ids;
   std::vector<std::vector<Call>> calls(procs.size());
   for (const RankScan& s : scans) {
-    if (s.process >= procs.size()) continue;
+    if (s.process >= procs.size() || (s.process < left_out.size() && left_out[s.process])) continue;
     std::vector<uint32_t> local_to_global;
     for (const std::string& k : s.keys) local_to_global.push_back(key_ids.emplace(k, key_ids.size()).first->second);
     for (const CollectiveCall& c : s.calls) calls[s.process].push_back({local_to_global[c.key], c.end_ns});
@@ -182,12 +187,20 @@ ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::ve
   for (size_t h = 0; h < out.hosts.size() && ref == SIZE_MAX; ++h)
     for (size_t p : out.hosts[h].processes)
       if (!calls[p].empty()) ref = h;
-  std::vector<std::pair<size_t, EndsByKey>> anchors;  // aligned processes with calls
-  constexpr size_t kMaxAnchorsTried = 8;
+  // Aligned processes with calls, per aligned host in the order they were
+  // aligned: a rank is tried against up to kAnchorsPerHost of each host's,
+  // so that a host reached only through a later host is still reached.
+  std::vector<std::vector<EndsByKey>> anchors;
+  constexpr size_t kAnchorsPerHost = 2;
+  auto add_anchors = [&](const HostClock& h) {
+    anchors.emplace_back();
+    for (size_t p : h.processes)
+      if (!calls[p].empty() && anchors.back().size() < kAnchorsPerHost)
+        anchors.back().push_back(ends_of(p, h.correction_ns));
+  };
   if (ref != SIZE_MAX) {
     out.hosts[ref].reference = out.hosts[ref].aligned = true;
-    for (size_t p : out.hosts[ref].processes)
-      if (!calls[p].empty()) anchors.emplace_back(p, ends_of(p, 0));
+    add_anchors(out.hosts[ref]);
   }
   for (bool progress = ref != SIZE_MAX; progress;) {
     progress = false;
@@ -198,22 +211,20 @@ ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::ve
       uint64_t matched = 0;
       for (size_t p : h.processes) {
         if (calls[p].empty()) continue;
-        for (size_t a = 0; a < anchors.size() && a < kMaxAnchorsTried; ++a) {
-          std::optional<PairFit> fit = fit_pair(anchors[a].second, calls[p]);
-          if (!fit) continue;
-          offsets.push_back(fit->offset);
-          residuals.push_back(static_cast<int64_t>(fit->residual));
-          matched += fit->matched;
-          break;
-        }
+        std::optional<PairFit> fit;
+        for (size_t a = 0; a < anchors.size() && !fit; ++a)
+          for (size_t b = 0; b < anchors[a].size() && !fit; ++b) fit = fit_pair(anchors[a][b], calls[p]);
+        if (!fit) continue;
+        offsets.push_back(fit->offset);
+        residuals.push_back(static_cast<int64_t>(fit->residual));
+        matched += fit->matched;
       }
       if (offsets.empty()) continue;
       h.aligned = true;
       h.correction_ns = median_of(offsets);
       h.residual_ns = static_cast<uint64_t>(median_of(residuals));
       h.matched = matched;
-      for (size_t p : h.processes)
-        if (!calls[p].empty()) anchors.emplace_back(p, ends_of(p, h.correction_ns));
+      add_anchors(h);
       progress = true;
     }
   }
@@ -249,14 +260,15 @@ ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::ve
 ClockAlignment align_clocks_by_collectives(TraceReader& reader, unsigned threads) {
   std::vector<std::string> hosts;
   for (const ProcessState& p : reader.processes())
-    if (p.start_known && std::find(hosts.begin(), hosts.end(), p.hostname) == hosts.end()) hosts.push_back(p.hostname);
-  if (hosts.size() < 2) return estimate_clock_alignment(reader, {});
+    if (p.start_known && p.start_realtime_ns && std::find(hosts.begin(), hosts.end(), p.hostname) == hosts.end())
+      hosts.push_back(p.hostname);
+  if (hosts.size() < 2) return estimate_clock_alignment(reader, {}, {});
   std::vector<std::unique_ptr<RankScanner>> scanners;
   for (size_t i = 0; i < reader.processes().size(); ++i) scanners.push_back(std::make_unique<RankScanner>(i, true));
   reader.read_parallel([&](size_t i) -> SegmentVisitor& { return *scanners[i]; }, threads);
   std::vector<RankScan> scans;
   for (auto& s : scanners) scans.push_back(std::move(s->result()));
-  ClockAlignment a = estimate_clock_alignment(reader, scans);
+  ClockAlignment a = estimate_clock_alignment(reader, scans, {});
   reader.adjust_clocks(a.delta, a.note);
   return a;
 }

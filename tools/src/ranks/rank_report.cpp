@@ -31,8 +31,12 @@ void check_job(const TraceReader& reader, RanksReport& out, std::vector<bool>& l
   std::map<std::string, size_t> job_votes;
   for (const ProcessState& p : procs)
     if (p.rank && !p.rank->job_id.empty()) ++job_votes[p.rank->job_id];
-  for (const auto& [id, n] : job_votes)
-    if (out.job_id.empty() || n > job_votes[out.job_id]) out.job_id = id;
+  size_t most = 0;
+  for (const auto& [id, n] : job_votes) {
+    if (n <= most) continue;  // a tie keeps the first id in order
+    most = n;
+    out.job_id = id;
+  }
   auto first_file = [&](const ProcessState& p) {
     return p.files.empty() ? "pid " + std::to_string(p.pid) : reader.files()[p.files.front()].path;
   };
@@ -105,6 +109,9 @@ RankRow make_row(const ProcessState& p, const RankScan& s) {
   return r;
 }
 
+// Ends of one collective never need to be closer than this to be matched.
+constexpr uint64_t kMinToleranceNs = 1'000;
+
 // Lateness per row over the collectives the rows share.
 std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, std::vector<RankRow>& rows,
                                            std::vector<uint64_t>& spacing) {
@@ -129,7 +136,7 @@ std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, 
       std::sort(ends[best].begin(), ends[best].end());
       std::vector<uint64_t> gaps;
       for (size_t i = 1; i < ends[best].size(); ++i) gaps.push_back(ends[best][i] - ends[best][i - 1]);
-      gap = std::max<uint64_t>(median(gaps), 2);
+      gap = std::max<uint64_t>(median(gaps), 2 * kMinToleranceNs);
       spacing.push_back(gap);
     }
     const uint64_t tolerance = gap / 2;
@@ -160,23 +167,28 @@ std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, 
 // exceeds the other rows' median the most.
 std::string find_reason(const std::vector<RankScan*>& scans, const std::vector<RankRow>& rows, size_t row,
                         int64_t explain_ns) {
-  auto per_unit = [&](size_t r) {
-    const RankRow& rr = rows[r];
-    return static_cast<double>(rr.steps ? rr.steps : std::max<uint64_t>(rr.matched, 1));
+  // Per step when the rank marks steps (its totals cover its whole steps),
+  // compared with the ranks that mark steps too; else per second of what
+  // each recorded, compared with the ranks that mark none.
+  const bool by_step = rows[row].steps > 0;
+  auto units = [&](size_t r) {
+    return by_step ? static_cast<double>(rows[r].steps) : static_cast<double>(rows[r].span_ns) / 1e9;
   };
-  const char* unit = rows[row].steps ? "step" : "collective";
+  auto comparable = [&](size_t r) { return (rows[r].steps > 0) == by_step && units(r) > 0; };
+  if (!comparable(row)) return "no zone or kernel accounts for it (nothing to compare)";
   std::string best_name;
   double best = 0;
   auto consider = [&](const char* what, auto member) {
     for (const auto& [name, ns] : (*scans[row]).*member) {
-      const double mine = static_cast<double>(ns) / per_unit(row);
+      const double mine = static_cast<double>(ns) / units(row);
       std::vector<double> others;
       for (size_t r = 0; r < scans.size(); ++r) {
-        if (r == row) continue;
+        if (r == row || !comparable(r)) continue;
         const auto& m = (*scans[r]).*member;
         auto it = m.find(name);
-        others.push_back(it == m.end() ? 0.0 : static_cast<double>(it->second) / per_unit(r));
+        others.push_back(it == m.end() ? 0.0 : static_cast<double>(it->second) / units(r));
       }
+      if (others.empty()) continue;
       const double excess = mine - median(others);
       if (excess > best) {
         best = excess;
@@ -186,10 +198,16 @@ std::string find_reason(const std::vector<RankScan*>& scans, const std::vector<R
   };
   consider("zone", &RankScan::zone_self_ns);
   consider("kernel", &RankScan::kernel_ns);
-  if (best_name.empty() || best < RanksReport::kReasonShare * static_cast<double>(explain_ns))
+  // Without steps the excess is per second: the share of time it explains.
+  const double explained = by_step ? best : best / 1e9 * static_cast<double>(rows[row].span_ns) /
+                                                std::max<double>(1.0, static_cast<double>(rows[row].matched));
+  if (best_name.empty() || explained < RanksReport::kReasonShare * static_cast<double>(explain_ns))
     return std::string("no zone or kernel accounts for it (time outside zones, or waiting)");
-  return best_name + ": +" + duration_text(static_cast<int64_t>(best)) + " per " + unit +
-         " over the other ranks' median";
+  if (by_step)
+    return best_name + ": +" + duration_text(static_cast<int64_t>(best)) + " per step over the other ranks' median";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%", best / 1e7);
+  return best_name + ": +" + share + " of the time over the other ranks' median";
 }
 
 }  // namespace
@@ -208,7 +226,7 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
   for (auto& s : scanners) all.push_back(std::move(s->result()));
   scanners.clear();
 
-  out.clock = estimate_clock_alignment(reader, all);
+  out.clock = estimate_clock_alignment(reader, all, left_out);
   reader.adjust_clocks(out.clock.delta, out.clock.note);
   for (RankScan& s : all) shift_scan(s, out.clock.delta[s.process]);
   out.hosts = out.clock.hosts.size();
@@ -223,13 +241,21 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
   }
 
   // Steps across ranks.
-  std::map<uint64_t, StepRow> steps;
+  // Keyed by (occurrence, number): a program that numbers its steps again
+  // (per epoch) has each number once per occurrence.
+  std::map<std::pair<uint32_t, uint64_t>, StepRow> steps;
   for (size_t r = 0; r < scans.size(); ++r) {
-    for (const StepStats& st : scans[r]->steps) steps[st.number].ranks.push_back({r, st});
+    std::unordered_map<uint64_t, uint32_t> seen;
+    for (const StepStats& st : scans[r]->steps) {
+      const uint32_t occurrence = seen[st.number]++;
+      StepRow& row = steps[{occurrence, st.number}];
+      row.repeat = occurrence;
+      row.ranks.push_back({r, st});
+    }
     std::vector<StepStats>().swap(scans[r]->steps);  // held once: the rows have them now
   }
-  for (auto& [n, row] : steps) {
-    row.step = n;
+  for (auto& [key, row] : steps) {
+    row.step = key.second;
     // Ties go to the first rank.
     row.slowest = row.fastest = row.ranks.front().row;
     row.slowest_ns = row.fastest_ns = row.ranks.front().stats.duration_ns();

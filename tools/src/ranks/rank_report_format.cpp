@@ -19,6 +19,11 @@ std::string rank_name(int64_t rank, uint32_t pid) {
   return rank >= 0 ? std::to_string(rank) : "pid " + std::to_string(pid);
 }
 
+// A step's number, and which time the ranks used it when they number again.
+std::string step_name(const StepRow& s) {
+  return std::to_string(s.step) + (s.repeat ? " (again, " + std::to_string(s.repeat + 1) + ")" : "");
+}
+
 std::string pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", v);
@@ -73,12 +78,12 @@ std::string text(const RanksReport& r, bool per_step) {
     auto name = [&](size_t row) { return rank_name(r.ranks[row].rank, r.ranks[row].pid); };
     out += "\nSteps: " + std::to_string(r.steps.size()) + "; spread of step time across ranks: median " +
            duration_text(static_cast<int64_t>(spreads[spreads.size() / 2])) + ", largest " +
-           duration_text(static_cast<int64_t>(widest->spread_ns())) + " at step " + std::to_string(widest->step) +
+           duration_text(static_cast<int64_t>(widest->spread_ns())) + " at step " + step_name(*widest) +
            " (slowest rank " + name(widest->slowest) + ", fastest rank " + name(widest->fastest) + ")\n";
     if (per_step) {
       std::vector<TextRow> srows;
       for (const StepRow& s : r.steps)
-        srows.push_back({std::to_string(s.step), std::to_string(s.ranks.size()), name(s.slowest),
+        srows.push_back({step_name(s), std::to_string(s.ranks.size()), name(s.slowest),
                          duration_text(static_cast<int64_t>(s.slowest_ns)), name(s.fastest),
                          duration_text(static_cast<int64_t>(s.fastest_ns)),
                          duration_text(static_cast<int64_t>(s.spread_ns()))});
@@ -107,14 +112,14 @@ std::string csv(const RanksReport& r, bool per_step) {
     for (const StepRow& s : r.steps) {
       for (const StepRankTime& t : s.ranks) {
         const RankRow& k = r.ranks[t.row];
-        rows.push_back({std::to_string(s.step), k.rank >= 0 ? std::to_string(k.rank) : "", k.host,
+        rows.push_back({std::to_string(s.step), std::to_string(s.repeat), k.rank >= 0 ? std::to_string(k.rank) : "", k.host,
                         std::to_string(k.pid), std::to_string(t.stats.duration_ns()), std::to_string(t.stats.compute_ns),
                         std::to_string(t.stats.comm_ns), std::to_string(t.stats.memcpy_ns),
                         std::to_string(t.stats.overlap_ns), k.gpu ? std::to_string(t.stats.idle_ns()) : "",
                         std::to_string(t.stats.cpu_zone_ns)});
       }
     }
-    return internal::format_csv_table({"step", "rank", "host", "pid", "time_ns", "compute_ns", "comm_ns", "memcpy_ns",
+    return internal::format_csv_table({"step", "repeat", "rank", "host", "pid", "time_ns", "compute_ns", "comm_ns", "memcpy_ns",
                                        "overlap_ns", "idle_ns", "cpu_zone_ns"},
                                       rows);
   }
@@ -201,13 +206,13 @@ std::string json(const RanksReport& r, bool per_step) {
     j.key("gpu");
     j.boolean(k.gpu);
     j.key("compute_ns");
-    j.unum(k.compute_ns);
+    k.gpu ? j.unum(k.compute_ns) : j.null();
     j.key("comm_ns");
-    j.unum(k.comm_ns);
+    k.gpu ? j.unum(k.comm_ns) : j.null();
     j.key("memcpy_ns");
-    j.unum(k.memcpy_ns);
+    k.gpu ? j.unum(k.memcpy_ns) : j.null();
     j.key("overlap_ns");
-    j.unum(k.overlap_ns);
+    k.gpu ? j.unum(k.overlap_ns) : j.null();
     j.key("overlap_pct");
     k.gpu && k.comm_ns ? j.dbl(k.overlap_pct()) : j.null();
     j.key("idle_ns");
@@ -227,6 +232,8 @@ std::string json(const RanksReport& r, bool per_step) {
     j.open('{');
     j.key("step");
     j.unum(s.step);
+    j.key("repeat");
+    j.unum(s.repeat);
     j.key("ranks");
     j.unum(s.ranks.size());
     j.key("slowest_rank");

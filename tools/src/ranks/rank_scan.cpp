@@ -19,6 +19,12 @@ struct GpuInterval {
   bool operator>(const GpuInterval& o) const { return start > o.start; }
 };
 
+struct ZoneRecord {
+  uint64_t begin, end, self;
+  uint32_t name;  // into Impl::zone_names (0: a collective, not in the per-name totals)
+  bool operator>(const ZoneRecord& o) const { return end > o.end; }
+};
+
 struct Span {
   uint64_t b = 0, e = 0;
   uint64_t len() const { return e > b ? e - b : 0; }
@@ -82,6 +88,13 @@ struct RankScanner::Impl {
   StepStats whole;  // everything, steps or not
   NameTotals zone_totals, kernel_totals;
 
+  // Closed zones wait here until later ones have come (threads' events
+  // arrive a drain round apart), then are accounted in end order.
+  std::priority_queue<ZoneRecord, std::vector<ZoneRecord>, std::greater<>> zone_window;
+  uint64_t zones_released_to = 0;
+  std::unordered_map<std::string, uint32_t> zone_name_ids;
+  std::vector<std::string> zone_names{""};
+
   // GPU sweep.
   std::priority_queue<GpuInterval, std::vector<GpuInterval>, std::greater<>> window;
   uint64_t watermark = 0;
@@ -141,11 +154,36 @@ struct RankScanner::Impl {
       ++owner.scan_.calls_seen;
       push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns});
     }
-    if (collectives_only) return;
-    if (z.depth == 0) add_cpu_zone({z.begin_ns, z.end_ns});
+    if (collectives_only || z.unterminated) return;  // an unterminated zone's end is not its own
+    uint32_t name = 0;
     if (marked_group < 0 && c.zone_key < 0) {
-      zone_totals.cross(marks_before(z.end_ns));
-      zone_totals.pending[c.name] += z.self_ns();
+      auto [it, inserted] = zone_name_ids.emplace(c.name, static_cast<uint32_t>(zone_names.size()));
+      if (inserted) zone_names.push_back(c.name);
+      name = it->second;
+    }
+    zone_window.push({z.begin_ns, z.end_ns, z.self_ns(), name});
+    if (zone_window.size() > RankScan::kZoneWindow) {
+      const ZoneRecord first = zone_window.top();
+      zone_window.pop();
+      account_zone(first);
+    }
+  }
+
+  // A zone, in end order across the process's threads: its self time is CPU
+  // time in zones (the sum over a thread's zones is the time some zone was
+  // open on it), spread over the steps it crosses in proportion.
+  void account_zone(const ZoneRecord& z) {
+    zones_released_to = std::max(zones_released_to, z.end);
+    whole.cpu_zone_ns += z.self;
+    const uint64_t len = z.end - z.begin;
+    for_each_step({z.begin, z.end}, [&](StepStats& st, Span part) {
+      st.cpu_zone_ns += part.len() == len ? z.self
+                                          : static_cast<uint64_t>(static_cast<double>(z.self) *
+                                                                  static_cast<double>(part.len()) / len);
+    });
+    if (z.name) {
+      zone_totals.cross(marks_before(z.end));
+      zone_totals.pending[zone_names[z.name]] += z.self;
     }
   }
 
@@ -167,13 +205,8 @@ struct RankScanner::Impl {
     }
   }
 
-  void add_cpu_zone(Span s) {
-    whole.cpu_zone_ns += s.len();
-    for_each_step(s, [](StepStats& st, Span part) { st.cpu_zone_ns += part.len(); });
-  }
-
   void add_mark(uint64_t ts, uint64_t number) {
-    if (ts < watermark) ++owner.scan_.late_step_marks;
+    if (ts < watermark || ts < zones_released_to) ++owner.scan_.late_step_marks;
     StepStats s;
     s.number = number;
     s.begin_ns = ts;
@@ -333,6 +366,11 @@ void RankScanner::end_process(const ProcessState& p) {
     return;
   }
 
+  while (!m.zone_window.empty()) {
+    const ZoneRecord z = m.zone_window.top();
+    m.zone_window.pop();
+    m.account_zone(z);
+  }
   while (!m.window.empty()) {
     const GpuInterval iv = m.window.top();
     m.window.pop();

@@ -6,8 +6,9 @@
 // of a collective operation coincide on every rank that takes part, so the
 // difference between two ranks' ends of the same call is their clocks'
 // remaining offset. For each host not yet aligned, each of its ranks is
-// matched against a rank already aligned (rank 0's host first, then hosts as
-// they get aligned, so a rank that never meets rank 0 can still be reached):
+// matched against ranks already aligned (two of each aligned host: rank 0's
+// host first, then hosts as they get aligned, so a rank that never meets
+// rank 0 can still be reached):
 //
 //   1. vote: for up to kProbes calls spread over the rank, every call of the
 //      same key on the other rank within kSearchNs proposes an offset; the
@@ -62,8 +63,10 @@ struct ClockAlignment {
 };
 
 // The alignment the scans' collectives give (scans: one per process, in
-// process order; their times on the reader's current axis).
-ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::vector<RankScan>& scans);
+// process order; their times on the reader's current axis). Processes marked
+// in `left_out` (another job's) take no part and are not moved.
+ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::vector<RankScan>& scans,
+                                        const std::vector<bool>& left_out);
 
 // Moves a scan's times (steps, calls, range) by `delta`.
 void shift_scan(RankScan& scan, int64_t delta);

@@ -19,8 +19,9 @@
 //     by more than 3 scaled median absolute deviations and kSlowShare of it
 //     (three ranks or more).
 // The reason given is the zone (self time) or kernel whose time per step
-// (per collective without steps) exceeds the other ranks' median the most,
-// when that excess is at least kReasonShare of what is being explained.
+// exceeds the other ranks' median the most (without steps: whose share of
+// the recorded time does), when that excess is at least kReasonShare of what
+// is being explained (without steps: per collective).
 //
 // Job problems are said in one line each, the rest analysed: ranks of the
 // stated world size with no files, a process whose job id is not the job's
@@ -63,6 +64,7 @@ struct StepRankTime {
 
 struct StepRow {
   uint64_t step = 0;
+  uint32_t repeat = 0;               // 0, or how many times the ranks numbered a step so before (per epoch)
   std::vector<StepRankTime> ranks;   // the ranks that have this step whole, by row
   size_t slowest = 0, fastest = 0;   // rows
   uint64_t slowest_ns = 0, fastest_ns = 0;

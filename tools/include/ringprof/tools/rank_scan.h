@@ -8,18 +8,25 @@
 //     (kernels that are not NCCL), communication (NCCL kernels), memory
 //     (copies and sets), the communication hidden under computation (both at
 //     once), and idle (the step's time with none of the three);
-//   - CPU time in zones: the durations of the outermost zones, clipped to the
-//     step, summed over threads.
+//   - CPU time in zones: the self time of every zone with an end, summed over
+//     threads (on a thread that is the time some zone was open), a zone that
+//     crosses a step boundary split in proportion. Zones without an end
+//     (still open when the files end, or a PyTorch operator ended on another
+//     thread) are left out: their length is not known.
 // It also keeps the process's collective calls (ringprof/tools/collectives.h),
 // for aligning clocks and finding who arrives late, and per zone name the
 // self time, per kernel name the time, to tell what makes a rank slower.
 //
 // Memory is bounded whatever the trace's size: GPU intervals pass through a
 // reorder window of kGpuWindow records (CUPTI hands records over roughly in
-// time order) and are then swept once; only the latest kMaxCollectives calls
-// are kept; steps cost one row each. A GPU record that starts before what the
+// time order) and are then swept once; closed zones pass through one of
+// kZoneWindow zones and are accounted in end order (each thread's events
+// arrive a drain round apart, so another thread's zones may come before the
+// step mark that precedes them); only the latest kMaxCollectives calls are
+// kept; steps cost one row each. A GPU record that starts before what the
 // sweep has already passed (further out of order than the window) still
-// counts in the totals but without its overlap; late_gpu_records counts them.
+// counts in the totals but without its overlap; late_gpu_records counts them,
+// and late_step_marks the marks that came after time they begin was accounted.
 #pragma once
 
 #include <cstddef>
@@ -77,6 +84,7 @@ struct RankScan {
 
   static constexpr size_t kMaxCollectives = 16384;
   static constexpr size_t kGpuWindow = 65536;
+  static constexpr size_t kZoneWindow = 65536;
 };
 
 // The visitor for one process: feed it that process's segments (TraceReader::
