@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -112,6 +113,25 @@ void report_figure(const std::string& label, double value, const std::string& un
   std::lock_guard<std::mutex> lock(figures_mutex);
   figures()[label] = {value, unit};
 }
+
+namespace {
+// A /proc/self/status field, in KiB (0 when missing).
+long status_kib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(field);
+  while (std::getline(in, line))
+    if (line.compare(0, n, field) == 0) return std::strtol(line.c_str() + n, nullptr, 10);
+  return 0;
+}
+}  // namespace
+
+PeakRss::PeakRss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+  rss_kib_ = status_kib("VmRSS:");
+}
+
+double PeakRss::growth_mib() const { return double(status_kib("VmHWM:") - rss_kib_) / 1024.0; }
 
 }  // namespace ringprof::bench
 

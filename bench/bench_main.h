@@ -21,4 +21,15 @@ void register_ratio(Ratio r);
 // Extra figures computed inside benchmarks (bytes per event, say).
 void report_figure(const std::string& label, double value, const std::string& unit);
 
+// Peak memory of a stretch of a benchmark: reset, run, then the growth.
+// Writing 5 to /proc/self/clear_refs resets VmHWM to the current RSS.
+class PeakRss {
+ public:
+  PeakRss();  // resets the peak, remembers the RSS
+  double growth_mib() const;  // how far the peak has risen above that RSS since
+
+ private:
+  long rss_kib_;
+};
+
 }  // namespace ringprof::bench

@@ -91,22 +91,6 @@ const std::string& recording() {
   return path;
 }
 
-// /proc/self/status fields, in KiB (0 when missing).
-long status_kib(const char* field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const size_t n = std::strlen(field);
-  while (std::getline(in, line))
-    if (line.compare(0, n, field) == 0) return std::strtol(line.c_str() + n, nullptr, 10);
-  return 0;
-}
-
-// Starts a fresh peak: writing 5 to clear_refs resets VmHWM to the current RSS.
-void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
-// How far the peak rose above the RSS at reset_peak_rss(), in MiB.
-double peak_growth_mib(long rss_at_reset) { return double(status_kib("VmHWM:") - rss_at_reset) / 1024.0; }
-
 uint64_t g_json_bytes = 0;
 
 // Converts the recording with `write` once per iteration; returns the bytes
@@ -114,8 +98,7 @@ uint64_t g_json_bytes = 0;
 template <typename Write>
 uint64_t convert_each_iteration(benchmark::State& state, const std::string& label, Write write) {
   const std::string& path = recording();
-  reset_peak_rss();
-  const long rss = status_kib("VmRSS:");
+  const bench::PeakRss peak;
   uint64_t bytes = 0;
   for (auto _ : state) {
     TraceReader reader({path});
@@ -126,7 +109,7 @@ uint64_t convert_each_iteration(benchmark::State& state, const std::string& labe
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * event_count()));
   bench::report_figure("convert: " + label + " bytes per event", double(bytes) / double(event_count()), "bytes");
-  bench::report_figure("convert: " + label + " peak RSS growth", peak_growth_mib(rss), "MiB");
+  bench::report_figure("convert: " + label + " peak RSS growth", peak.growth_mib(), "MiB");
   return bytes;
 }
 

@@ -101,19 +101,9 @@ const std::string& job() {
   return dir;
 }
 
-long status_kib(const char* field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const size_t n = std::strlen(field);
-  while (std::getline(in, line))
-    if (line.compare(0, n, field) == 0) return std::strtol(line.c_str() + n, nullptr, 10);
-  return 0;
-}
-
 void analyse(benchmark::State& state, unsigned threads, const std::string& label) {
   const std::string& dir = job();
-  std::ofstream("/proc/self/clear_refs") << "5";
-  const long rss = status_kib("VmRSS:");
+  const bench::PeakRss peak;
   size_t stragglers = 0;
   for (auto _ : state) {
     TraceReader reader({dir});
@@ -122,7 +112,7 @@ void analyse(benchmark::State& state, unsigned threads, const std::string& label
     benchmark::DoNotOptimize(format_ranks(report, RanksFormat::Json, false));
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kRanks * kEvents));
-  bench::report_figure("ranks: " + label + " peak RSS growth", double(status_kib("VmHWM:") - rss) / 1024.0, "MiB");
+  bench::report_figure("ranks: " + label + " peak RSS growth", peak.growth_mib(), "MiB");
   bench::report_figure("ranks: stragglers found (1 expected)", double(stragglers), "");
 }
 

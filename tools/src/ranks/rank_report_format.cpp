@@ -152,6 +152,12 @@ class Json {
   void unum(uint64_t v) { value([&] { out += std::to_string(v); }); }
   void dbl(double v) { value([&] { internal::append_json_double(out, v); }); }
   void null() { value([&] { out += "null"; }); }
+  void field(const char* k, uint64_t v) { key(k), unum(v); }
+  void field(const char* k, int64_t v) { key(k), num(v); }
+  void field(const char* k, const std::string& v) { key(k), str(v); }
+  void field(const char* k, bool v) { key(k), boolean(v); }
+  // The value, or null when `known` is false.
+  void field_if(const char* k, bool known, uint64_t v) { known ? field(k, v) : (key(k), null()); }
   void boolean(bool v) { value([&] { out += v ? "true" : "false"; }); }
   void open(char c) {
     comma();
@@ -184,8 +190,7 @@ std::string json(const RanksReport& r, bool per_step) {
   r.job_id.empty() ? j.null() : j.str(r.job_id);
   j.key("world_size");
   r.world_size > 0 ? j.num(r.world_size) : j.null();
-  j.key("hosts");
-  j.unum(r.hosts);
+  j.field("hosts", uint64_t{r.hosts});
   auto rank_value = [&](int64_t rank) { rank >= 0 ? j.num(rank) : j.null(); };
   j.key("ranks");
   j.open('[');
@@ -193,34 +198,22 @@ std::string json(const RanksReport& r, bool per_step) {
     j.open('{');
     j.key("rank");
     rank_value(k.rank);
-    j.key("host");
-    j.str(k.host);
-    j.key("pid");
-    j.unum(k.pid);
-    j.key("steps");
-    j.unum(k.steps);
+    j.field("host", std::string(k.host));
+    j.field("pid", uint64_t{k.pid});
+    j.field("steps", uint64_t{k.steps});
     j.key("step_time_median_ns");
     k.steps ? j.unum(k.step_time_median_ns) : j.null();
-    j.key("span_ns");
-    j.unum(k.span_ns);
-    j.key("gpu");
-    j.boolean(k.gpu);
-    j.key("compute_ns");
-    k.gpu ? j.unum(k.compute_ns) : j.null();
-    j.key("comm_ns");
-    k.gpu ? j.unum(k.comm_ns) : j.null();
-    j.key("memcpy_ns");
-    k.gpu ? j.unum(k.memcpy_ns) : j.null();
-    j.key("overlap_ns");
-    k.gpu ? j.unum(k.overlap_ns) : j.null();
+    j.field("span_ns", uint64_t{k.span_ns});
+    j.field("gpu", bool{k.gpu});
+    j.field_if("compute_ns", k.gpu, uint64_t{k.compute_ns});
+    j.field_if("comm_ns", k.gpu, uint64_t{k.comm_ns});
+    j.field_if("memcpy_ns", k.gpu, uint64_t{k.memcpy_ns});
+    j.field_if("overlap_ns", k.gpu, uint64_t{k.overlap_ns});
     j.key("overlap_pct");
     k.gpu && k.comm_ns ? j.dbl(k.overlap_pct()) : j.null();
-    j.key("idle_ns");
-    k.gpu ? j.unum(k.idle_ns) : j.null();
-    j.key("cpu_zone_ns");
-    j.unum(k.cpu_zone_ns);
-    j.key("collectives");
-    j.unum(k.collectives);
+    j.field_if("idle_ns", k.gpu, uint64_t{k.idle_ns});
+    j.field("cpu_zone_ns", uint64_t{k.cpu_zone_ns});
+    j.field("collectives", uint64_t{k.collectives});
     j.key("late_ns_median");
     k.late_ns_median ? j.num(*k.late_ns_median) : j.null();
     j.close('}');
@@ -230,22 +223,16 @@ std::string json(const RanksReport& r, bool per_step) {
   j.open('[');
   for (const StepRow& s : r.steps) {
     j.open('{');
-    j.key("step");
-    j.unum(s.step);
-    j.key("repeat");
-    j.unum(s.repeat);
-    j.key("ranks");
-    j.unum(s.ranks.size());
+    j.field("step", uint64_t{s.step});
+    j.field("repeat", uint64_t{s.repeat});
+    j.field("ranks", uint64_t{s.ranks.size()});
     j.key("slowest_rank");
     rank_value(r.ranks[s.slowest].rank);
-    j.key("slowest_ns");
-    j.unum(s.slowest_ns);
+    j.field("slowest_ns", uint64_t{s.slowest_ns});
     j.key("fastest_rank");
     rank_value(r.ranks[s.fastest].rank);
-    j.key("fastest_ns");
-    j.unum(s.fastest_ns);
-    j.key("spread_ns");
-    j.unum(s.spread_ns());
+    j.field("fastest_ns", uint64_t{s.fastest_ns});
+    j.field("spread_ns", uint64_t{s.spread_ns()});
     if (per_step) {
       j.key("times");
       j.open('[');
@@ -254,22 +241,15 @@ std::string json(const RanksReport& r, bool per_step) {
         j.open('{');
         j.key("rank");
         rank_value(k.rank);
-        j.key("pid");
-        j.unum(k.pid);
-        j.key("time_ns");
-        j.unum(t.stats.duration_ns());
-        j.key("compute_ns");
-        j.unum(t.stats.compute_ns);
-        j.key("comm_ns");
-        j.unum(t.stats.comm_ns);
-        j.key("memcpy_ns");
-        j.unum(t.stats.memcpy_ns);
-        j.key("overlap_ns");
-        j.unum(t.stats.overlap_ns);
+        j.field("pid", uint64_t{k.pid});
+        j.field("time_ns", uint64_t{t.stats.duration_ns()});
+        j.field("compute_ns", uint64_t{t.stats.compute_ns});
+        j.field("comm_ns", uint64_t{t.stats.comm_ns});
+        j.field("memcpy_ns", uint64_t{t.stats.memcpy_ns});
+        j.field("overlap_ns", uint64_t{t.stats.overlap_ns});
         j.key("idle_ns");
         k.gpu ? j.unum(t.stats.idle_ns()) : j.null();
-        j.key("cpu_zone_ns");
-        j.unum(t.stats.cpu_zone_ns);
+        j.field("cpu_zone_ns", uint64_t{t.stats.cpu_zone_ns});
         j.close('}');
       }
       j.close(']');
@@ -283,43 +263,29 @@ std::string json(const RanksReport& r, bool per_step) {
     j.open('{');
     j.key("rank");
     rank_value(s.rank);
-    j.key("pid");
-    j.unum(r.ranks[s.row].pid);
-    j.key("kind");
-    j.str(s.kind);
-    j.key("reason");
-    j.str(s.reason);
-    j.key("late_ns_median");
-    j.num(s.late_ns_median);
-    j.key("collectives");
-    j.unum(s.collectives);
+    j.field("pid", uint64_t{r.ranks[s.row].pid});
+    j.field("kind", std::string(s.kind));
+    j.field("reason", std::string(s.reason));
+    j.field("late_ns_median", int64_t{s.late_ns_median});
+    j.field("collectives", uint64_t{s.collectives});
     j.close('}');
   }
   j.close(']');
   j.key("clock");
   j.open('{');
-  j.key("method");
-  j.str(r.clock.method);
-  j.key("note");
-  j.str(r.clock.note);
+  j.field("method", std::string(r.clock.method));
+  j.field("note", std::string(r.clock.note));
   j.key("hosts");
   j.open('[');
   for (const HostClock& h : r.clock.hosts) {
     j.open('{');
-    j.key("host");
-    j.str(h.host);
-    j.key("reference");
-    j.boolean(h.reference);
-    j.key("aligned");
-    j.boolean(h.aligned);
-    j.key("wall_offset_ns");
-    j.num(h.wall_offset_ns);
-    j.key("correction_ns");
-    j.num(h.correction_ns);
-    j.key("residual_ns");
-    j.unum(h.residual_ns);
-    j.key("matched");
-    j.unum(h.matched);
+    j.field("host", std::string(h.host));
+    j.field("reference", bool{h.reference});
+    j.field("aligned", bool{h.aligned});
+    j.field("wall_offset_ns", int64_t{h.wall_offset_ns});
+    j.field("correction_ns", int64_t{h.correction_ns});
+    j.field("residual_ns", uint64_t{h.residual_ns});
+    j.field("matched", uint64_t{h.matched});
     j.close('}');
   }
   j.close(']');
