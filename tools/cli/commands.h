@@ -24,5 +24,7 @@ void add_compare_commands(CLI::App& app);
 void add_live_commands(CLI::App& app);
 // ranks: a distributed job, rank by rank (commands/ranks.cpp).
 void add_rank_commands(CLI::App& app);
+// report: an HTML page about a recording (commands/report.cpp).
+void add_report_page_commands(CLI::App& app);
 
 }  // namespace ringprof::cli

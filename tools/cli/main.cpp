@@ -80,6 +80,7 @@ CLI::App& build(CLI::App& app) {
   add_compare_commands(app);
   add_live_commands(app);
   add_rank_commands(app);
+  add_report_page_commands(app);
   app.footer(kFooter);
   return app;
 }

@@ -138,53 +138,8 @@ std::string csv(const RanksReport& r, bool per_step) {
                                     rows);
 }
 
-class Json {
- public:
-  std::string out;
-  void key(const char* k) {
-    comma();
-    internal::append_json_string(out, k);
-    out += ':';
-    fresh_ = true;
-  }
-  void str(const std::string& v) { value([&] { internal::append_json_string(out, v); }); }
-  void num(int64_t v) { value([&] { out += std::to_string(v); }); }
-  void unum(uint64_t v) { value([&] { out += std::to_string(v); }); }
-  void dbl(double v) { value([&] { internal::append_json_double(out, v); }); }
-  void null() { value([&] { out += "null"; }); }
-  void field(const char* k, uint64_t v) { key(k), unum(v); }
-  void field(const char* k, int64_t v) { key(k), num(v); }
-  void field(const char* k, const std::string& v) { key(k), str(v); }
-  void field(const char* k, bool v) { key(k), boolean(v); }
-  // The value, or null when `known` is false.
-  void field_if(const char* k, bool known, uint64_t v) { known ? field(k, v) : (key(k), null()); }
-  void boolean(bool v) { value([&] { out += v ? "true" : "false"; }); }
-  void open(char c) {
-    comma();
-    out += c;
-    fresh_ = true;
-  }
-  void close(char c) {
-    out += c;
-    fresh_ = false;
-  }
-
- private:
-  template <class F>
-  void value(F&& f) {
-    comma();
-    f();
-    fresh_ = false;
-  }
-  void comma() {
-    if (!fresh_ && !out.empty() && out.back() != ':') out += ',';
-    fresh_ = false;
-  }
-  bool fresh_ = true;
-};
-
 std::string json(const RanksReport& r, bool per_step) {
-  Json j;
+  internal::JsonWriter j;
   j.open('{');
   j.key("job_id");
   r.job_id.empty() ? j.null() : j.str(r.job_id);

@@ -1,0 +1,39 @@
+// ringprof/tools/html_report.h — `ringprof report`: one self-contained HTML
+// page that explains a recording.
+//
+// The page is three inlined parts and nothing else (no network, no server):
+// the stylesheet and the script (tools/report/report.css and report.js,
+// compiled into the library at build time), and the data, a JSON document
+// the tools compute here: only summaries (the zone table, the GPU kernel
+// table, the ranks' figures), never every event, so the page stays small and
+// responsive whatever the recording's size. The script draws each section
+// the data has and leaves out the rest.
+//
+// Data (report_data_json):
+//   {"overview": {...}, "operators": {...}, "gpu": {...} | null, "ranks": {...} | null}
+// "operators" rows carry the same figures `ringprof table` prints, "gpu" the
+// same as `ringprof gpu`, "ranks" the document `ringprof ranks --format json`
+// prints (a job of several ranks only).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/trace_reader.h"
+
+namespace ringprof {
+
+struct ReportOptions {
+  WindowSpec window;     // the part of the recording the tables count
+  std::string thread;    // "" all; a thread name, or a kernel tid in decimal (the zone table)
+  unsigned threads = 0;  // ranks read at once (0: one per hardware thread)
+};
+
+// The page's data, as JSON.
+std::string report_data_json(TraceReader& reader, const ReportOptions& options);
+
+// The whole page.
+void write_html_report(TraceReader& reader, const ReportOptions& options, std::ostream& out);
+
+}  // namespace ringprof
