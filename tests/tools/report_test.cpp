@@ -48,11 +48,13 @@ TEST(Report, SelfContainedPageWhoseDataEqualsTheTables) {
   write_html_report(reader, {}, out);
   const std::string html = out.str();
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
-  // Nothing fetched: no src, no link, no URL.
-  EXPECT_EQ(html.find(" src="), std::string::npos);
-  EXPECT_EQ(html.find("<link"), std::string::npos);
-  EXPECT_EQ(html.find("http://"), std::string::npos);
-  EXPECT_EQ(html.find("https://"), std::string::npos);
+  // Nothing fetched: no src, no link, no fetch, no URL but SVG's namespace.
+  for (const char* never : {" src=", "<link", "url(", "fetch(", "XMLHttpRequest", "import(", "https://"})
+    EXPECT_EQ(html.find(never), std::string::npos) << never;
+  size_t urls = 0, svg_ns = 0;
+  for (size_t at = 0; (at = html.find("http://", at)) != std::string::npos; ++at) ++urls;
+  for (size_t at = 0; (at = html.find("http://www.w3.org/2000/svg", at)) != std::string::npos; ++at) ++svg_ns;
+  EXPECT_EQ(urls, svg_ns);
   // The hostile name did not end the data early: exactly the page's two
   // scripts are closed.
   size_t closes = 0;
@@ -83,6 +85,19 @@ TEST(Report, SelfContainedPageWhoseDataEqualsTheTables) {
   EXPECT_EQ(d["gpu"]["copies"][0]["total_ns"], 10 * 20 * kUs);
   EXPECT_EQ(d["overview"]["events"], 10 * 5 + 0);  // a step mark and two zones (two events each) per step
   EXPECT_TRUE(d["ranks"].is_null());  // one process: no ranks section
+  // The step chart's data: steps 0-8 whole (step 9 has no end), 1 ms each,
+  // kernels 200 µs, the copy 20 µs, idle the rest.
+  ASSERT_EQ(d["steps"].size(), 1u);
+  const nlohmann::json& steps = d["steps"][0]["steps"];
+  ASSERT_EQ(steps.size(), 9u);
+  for (size_t s = 0; s < 9; ++s) {
+    EXPECT_EQ(steps[s]["step"], s);
+    EXPECT_EQ(steps[s]["time_ns"], 1000 * kUs);
+    EXPECT_EQ(steps[s]["compute_ns"], 200 * kUs);
+    EXPECT_EQ(steps[s]["memcpy_ns"], 20 * kUs);
+    EXPECT_EQ(steps[s]["idle_ns"], 780 * kUs);
+    EXPECT_EQ(steps[s]["cpu_zone_ns"], 310 * kUs);
+  }
 }
 
 TEST(Report, AJobHasItsRanks) {

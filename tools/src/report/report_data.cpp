@@ -134,6 +134,48 @@ void gpu(JsonWriter& j, const GpuSummary& g) {
   j.close('}');
 }
 
+// Per process (the first kChartProcesses), its latest kChartSteps whole
+// steps: what the step time breakdown chart draws.
+constexpr size_t kChartProcesses = 4;
+constexpr size_t kChartSteps = 2000;
+
+void step_breakdown(JsonWriter& j, const RanksReport& ranks) {
+  j.key("steps");
+  j.open('[');
+  for (size_t row = 0; row < ranks.ranks.size() && row < kChartProcesses; ++row) {
+    const RankRow& k = ranks.ranks[row];
+    std::vector<const StepStats*> mine;
+    for (const StepRow& s : ranks.steps)
+      for (const StepRankTime& t : s.ranks)
+        if (t.row == row) mine.push_back(&t.stats);
+    if (mine.empty()) continue;
+    std::sort(mine.begin(), mine.end(), [](const StepStats* a, const StepStats* b) { return a->begin_ns < b->begin_ns; });
+    if (mine.size() > kChartSteps) mine.erase(mine.begin(), mine.end() - static_cast<ptrdiff_t>(kChartSteps));
+    j.open('{');
+    j.field("pid", uint64_t{k.pid});
+    j.field("rank", int64_t{k.rank});
+    j.field("gpu", k.gpu);
+    j.field("shown_from", uint64_t{k.steps - mine.size()});
+    j.key("steps");
+    j.open('[');
+    for (const StepStats* st : mine) {
+      j.open('{');
+      j.field("step", st->number);
+      j.field("time_ns", st->duration_ns());
+      j.field("compute_ns", st->compute_ns);
+      j.field("comm_ns", st->comm_ns);
+      j.field("overlap_ns", st->overlap_ns);
+      j.field("memcpy_ns", st->memcpy_ns);
+      j.field("idle_ns", st->idle_ns());
+      j.field("cpu_zone_ns", st->cpu_zone_ns);
+      j.close('}');
+    }
+    j.close(']');
+    j.close('}');
+  }
+  j.close(']');
+}
+
 bool is_job(const TraceReader& reader) {
   size_t ranked = 0;
   for (const ProcessState& p : reader.processes())
@@ -155,11 +197,13 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   GpuSummaryOptions g;
   g.window = options.window;
   gpu(j, compute_gpu_summary(reader, g));
+  RanksOptions r;
+  r.threads = options.threads;
+  const RanksReport ranks = analyse_ranks(reader, r);
+  step_breakdown(j, ranks);
   j.key("ranks");
   if (is_job(reader)) {
-    RanksOptions r;
-    r.threads = options.threads;
-    j.raw(format_ranks(analyse_ranks(reader, r), RanksFormat::Json, false));
+    j.raw(format_ranks(ranks, RanksFormat::Json, false));
   } else {
     j.null();
   }

@@ -10,10 +10,13 @@
 // the data has and leaves out the rest.
 //
 // Data (report_data_json):
-//   {"overview": {...}, "operators": {...}, "gpu": {...} | null, "ranks": {...} | null}
+//   {"overview": {...}, "operators": {...}, "gpu": {...} | null,
+//    "steps": [per process: its steps' breakdown], "ranks": {...} | null}
 // "operators" rows carry the same figures `ringprof table` prints, "gpu" the
 // same as `ringprof gpu`, "ranks" the document `ringprof ranks --format json`
-// prints (a job of several ranks only).
+// prints (a job of several ranks only), "steps" the per-step figures of
+// `ringprof ranks --per-step` for the first 4 processes, their latest 2000
+// steps each.
 #pragma once
 
 #include <ostream>
