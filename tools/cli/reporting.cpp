@@ -1,8 +1,6 @@
 #include "reporting.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <thread>
 
 #include "options.h"
 #include "ringprof/tools/clock_alignment.h"
@@ -17,7 +15,7 @@ ProgressReporter& terminal_progress() {
 
 Input::Input(const std::vector<std::string>& paths, bool align_by_collectives) : reader_(paths) {
   reader_.set_progress(&terminal_progress());
-  if (align_by_collectives) align_clocks_by_collectives(reader_, std::max(1u, std::thread::hardware_concurrency()));
+  if (align_by_collectives) align_clocks_by_collectives(reader_, 0);
 }
 
 int place_window(const std::vector<std::string>& paths, const WindowSpec& window) {

@@ -4,13 +4,17 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <memory>
 #include <optional>
 #include <unordered_map>
+
+#include "ranks/robust_stats.h"
 
 namespace ringprof {
 
 namespace {
+
+using internal::median;
+using internal::median_abs_deviation;
 
 struct Call {
   uint32_t key;  // global
@@ -25,18 +29,6 @@ struct PairFit {
   uint64_t residual = 0;
   uint64_t matched = 0;
 };
-
-int64_t median_of(std::vector<int64_t> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
-uint64_t mad_of(const std::vector<int64_t>& d, int64_t center) {
-  std::vector<int64_t> dev;
-  dev.reserve(d.size());
-  for (int64_t x : d) dev.push_back(x > center ? x - center : center - x);
-  return static_cast<uint64_t>(median_of(std::move(dev)));
-}
 
 // The offset that, added to `calls`' ends, lines them up with `anchor`'s.
 std::optional<PairFit> fit_pair(const EndsByKey& anchor, const std::vector<Call>& calls) {
@@ -102,16 +94,16 @@ std::optional<PairFit> fit_pair(const EndsByKey& anchor, const std::vector<Call>
     diffs.push_back(nearest - static_cast<int64_t>(calls[i].end));
   }
   if (diffs.size() < ClockAlignment::kMinMatched) return std::nullopt;
-  int64_t offset = median_of(diffs);
-  uint64_t mad = mad_of(diffs, offset);
+  int64_t offset = median(diffs);
+  uint64_t mad = static_cast<uint64_t>(median_abs_deviation(diffs, offset));
   const double limit =
       std::max(ClockAlignment::kOutlierMads * static_cast<double>(mad), static_cast<double>(ClockAlignment::kOutlierFloorNs));
   std::vector<int64_t> kept;
   for (int64_t d : diffs)
     if (std::fabs(static_cast<double>(d - offset)) <= limit) kept.push_back(d);
   if (kept.size() < ClockAlignment::kMinMatched || kept.size() == diffs.size()) return PairFit{offset, mad, diffs.size()};
-  offset = median_of(kept);
-  return PairFit{offset, mad_of(kept, offset), kept.size()};
+  offset = median(kept);
+  return PairFit{offset, static_cast<uint64_t>(median_abs_deviation(kept, offset)), kept.size()};
 }
 
 std::string micros(uint64_t ns) {
@@ -221,8 +213,8 @@ ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::ve
       }
       if (offsets.empty()) continue;
       h.aligned = true;
-      h.correction_ns = median_of(offsets);
-      h.residual_ns = static_cast<uint64_t>(median_of(residuals));
+      h.correction_ns = median(offsets);
+      h.residual_ns = static_cast<uint64_t>(median(residuals));
       h.matched = matched;
       add_anchors(h);
       progress = true;
@@ -258,17 +250,10 @@ ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::ve
 }
 
 ClockAlignment align_clocks_by_collectives(TraceReader& reader, unsigned threads) {
-  std::vector<std::string> hosts;
-  for (const ProcessState& p : reader.processes())
-    if (p.start_known && p.start_realtime_ns && std::find(hosts.begin(), hosts.end(), p.hostname) == hosts.end())
-      hosts.push_back(p.hostname);
-  if (hosts.size() < 2) return estimate_clock_alignment(reader, {}, {});
-  std::vector<std::unique_ptr<RankScanner>> scanners;
-  for (size_t i = 0; i < reader.processes().size(); ++i) scanners.push_back(std::make_unique<RankScanner>(i, true));
-  reader.read_parallel([&](size_t i) -> SegmentVisitor& { return *scanners[i]; }, threads);
-  std::vector<RankScan> scans;
-  for (auto& s : scanners) scans.push_back(std::move(s->result()));
-  ClockAlignment a = estimate_clock_alignment(reader, scans, {});
+  // Without scans the estimate only groups hosts: one host needs no reading.
+  ClockAlignment hosts_only = estimate_clock_alignment(reader, {}, {});
+  if (hosts_only.hosts.size() < 2) return hosts_only;
+  ClockAlignment a = estimate_clock_alignment(reader, scan_ranks(reader, true, threads), {});
   reader.adjust_clocks(a.delta, a.note);
   return a;
 }

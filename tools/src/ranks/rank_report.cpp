@@ -4,10 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <memory>
-#include <thread>
 #include <unordered_map>
 
+#include "ranks/robust_stats.h"
 #include "reports/text_table.h"
 #include "ringprof/tools/collectives.h"
 
@@ -16,14 +15,8 @@ namespace ringprof {
 namespace {
 
 using internal::duration_text;
-
-template <class T>
-T median(std::vector<T> v) {
-  if (v.empty()) return T{};
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
+using internal::median;
+using internal::median_abs_deviation;
 
 // The job's problems; processes of another job are marked to be left out.
 void check_job(const TraceReader& reader, RanksReport& out, std::vector<bool>& left_out) {
@@ -218,13 +211,7 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
   std::vector<bool> left_out(procs.size(), false);
   check_job(reader, out, left_out);
 
-  std::vector<std::unique_ptr<RankScanner>> scanners;
-  for (size_t i = 0; i < procs.size(); ++i) scanners.push_back(std::make_unique<RankScanner>(i, false));
-  const unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  reader.read_parallel([&](size_t i) -> SegmentVisitor& { return *scanners[i]; }, threads);
-  std::vector<RankScan> all;
-  for (auto& s : scanners) all.push_back(std::move(s->result()));
-  scanners.clear();
+  std::vector<RankScan> all = scan_ranks(reader, false, options.threads);
 
   out.clock = estimate_clock_alignment(reader, all, left_out);
   reader.adjust_clocks(out.clock.delta, out.clock.note);
@@ -299,9 +286,8 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
   // Stragglers: slow steps.
   if (step_medians.size() >= 3) {
     const uint64_t m = median(step_medians);
-    std::vector<uint64_t> dev;
-    for (uint64_t v : step_medians) dev.push_back(v > m ? v - m : m - v);
-    const double limit = std::max(3 * 1.4826 * static_cast<double>(median(dev)), RanksReport::kSlowShare * m);
+    const double mad = static_cast<double>(median_abs_deviation(step_medians, m));
+    const double limit = std::max(3 * 1.4826 * mad, RanksReport::kSlowShare * m);
     for (size_t r = 0; r < out.ranks.size(); ++r) {
       const RankRow& row = out.ranks[r];
       if (!row.steps || static_cast<double>(row.step_time_median_ns) - static_cast<double>(m) <= limit) continue;

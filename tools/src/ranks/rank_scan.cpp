@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
+#include <queue>
+#include <thread>
 #include <utility>
 
 #include "ringprof/tools/collectives.h"
@@ -12,17 +15,61 @@ namespace {
 
 enum GpuCategory : uint8_t { kCompute = 0, kComm = 1, kMemory = 2 };
 
+constexpr uint32_t kNoName = UINT32_MAX;
+
 struct GpuInterval {
   uint64_t start, end;
-  uint32_t name;  // into Impl::kernel_names (compute kernels; 0: none)
+  uint32_t name;  // into Impl::names (compute kernels; kNoName: none)
   GpuCategory cat;
-  bool operator>(const GpuInterval& o) const { return start > o.start; }
+  uint64_t order() const { return start; }
 };
 
 struct ZoneRecord {
   uint64_t begin, end, self;
-  uint32_t name;  // into Impl::zone_names (0: a collective, not in the per-name totals)
-  bool operator>(const ZoneRecord& o) const { return end > o.end; }
+  uint32_t name;  // into Impl::names (kNoName: a collective, not in the per-name totals)
+  uint64_t order() const { return end; }
+};
+
+// Items that arrive roughly in order, handed on in order: the earliest goes
+// on once more than `capacity` wait (T::order() is the time they sort by).
+template <class T>
+class ReorderWindow {
+ public:
+  explicit ReorderWindow(size_t capacity) : capacity_(capacity) {}
+  template <class Fn>
+  void push(const T& item, Fn&& release) {
+    heap_.push(item);
+    if (heap_.size() > capacity_) pop_into(release);
+  }
+  template <class Fn>
+  void drain(Fn&& release) {
+    while (!heap_.empty()) pop_into(release);
+  }
+
+ private:
+  struct Later {
+    bool operator()(const T& a, const T& b) const { return a.order() > b.order(); }
+  };
+  template <class Fn>
+  void pop_into(Fn& release) {
+    const T first = heap_.top();
+    heap_.pop();
+    release(first);
+  }
+  size_t capacity_;
+  std::priority_queue<T, std::vector<T>, Later> heap_;
+};
+
+// Dense ids for strings, each stored once.
+struct NameIds {
+  std::vector<std::string> names;
+  std::unordered_map<std::string, uint32_t> ids;
+  uint32_t id(const std::string& name) {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    names.push_back(name);
+    return ids.emplace(name, static_cast<uint32_t>(names.size() - 1)).first->second;
+  }
 };
 
 struct Span {
@@ -34,9 +81,10 @@ Span intersect(Span x, Span y) { return {std::max(x.b, y.b), std::min(x.e, y.e)}
 // Per-name totals restricted to whole steps while streaming: what comes
 // before the first step mark is kept apart (it is all there is when a rank
 // marks no steps), what comes after the latest mark waits until the next one
-// makes its step whole.
+// makes its step whole. Names are NameIds ids.
 struct NameTotals {
-  std::unordered_map<std::string, uint64_t> before, committed, pending;
+  using Map = std::unordered_map<uint32_t, uint64_t>;
+  Map before, committed, pending;
   size_t crossed = 0;  // step marks passed so far
 
   void cross(size_t marks_now_before) {
@@ -50,11 +98,14 @@ struct NameTotals {
       ++crossed;
     }
   }
-  std::unordered_map<std::string, uint64_t> result(bool whole_steps) {
-    if (whole_steps) return std::move(committed);
-    for (auto& [k, v] : pending) before[k] += v;
-    for (auto& [k, v] : committed) before[k] += v;
-    return std::move(before);
+  std::unordered_map<std::string, uint64_t> result(bool whole_steps, const NameIds& names) {
+    if (!whole_steps) {
+      for (auto& [k, v] : pending) before[k] += v;
+      for (auto& [k, v] : committed) before[k] += v;
+    }
+    std::unordered_map<std::string, uint64_t> out;
+    for (const auto& [k, v] : whole_steps ? committed : before) out[names.names[k]] += v;
+    return out;
   }
 };
 
@@ -73,14 +124,20 @@ struct RankScanner::Impl {
   // Zone locations, classified once.
   struct LocClass {
     std::string name;
-    int64_t zone_key = -1;  // named collective
-    bool is_arg_key = false;  // the location names the "collective" argument
+    int64_t zone_key = -1;       // named collective
+    bool is_arg_key = false;     // the location names the "collective" argument
+    uint32_t total = kNoName;    // its id in `names` once a zone of it counts in the totals
   };
   std::unordered_map<uint32_t, LocClass> locs;
-  std::unordered_map<std::string, uint32_t> key_ids;
-  std::unordered_map<std::string, int64_t> gpu_name_key;  // kernel name -> key (-1: none)
-  std::unordered_map<std::string, uint32_t> kernel_name_ids;
-  std::vector<std::string> kernel_names{""};
+  NameIds keys;                  // collective keys (RankScan::keys)
+  NameIds names;                 // zone and kernel names of the per-name totals
+  // Kernel names, classified once.
+  struct KernelClass {
+    int64_t key = -1;            // NCCL collective
+    bool nccl = false;           // communication
+    uint32_t total = kNoName;    // its id in `names` (compute kernels)
+  };
+  std::unordered_map<std::string, KernelClass> kernels;
   std::deque<CollectiveCall> nccl_calls, zone_calls, marked_calls;
 
   // Step marks (begin times) in time order, with their accumulators.
@@ -90,17 +147,15 @@ struct RankScanner::Impl {
 
   // Closed zones wait here until later ones have come (threads' events
   // arrive a drain round apart), then are accounted in end order.
-  std::priority_queue<ZoneRecord, std::vector<ZoneRecord>, std::greater<>> zone_window;
+  ReorderWindow<ZoneRecord> zone_window{RankScan::kZoneWindow};
   uint64_t zones_released_to = 0;
-  std::unordered_map<std::string, uint32_t> zone_name_ids;
-  std::vector<std::string> zone_names{""};
 
   // GPU sweep.
-  std::priority_queue<GpuInterval, std::vector<GpuInterval>, std::greater<>> window;
+  ReorderWindow<GpuInterval> window{RankScan::kGpuWindow};
   uint64_t watermark = 0;
   std::array<Span, 3> run{};
 
-  const LocClass& loc(uint32_t id) {
+  LocClass& loc(uint32_t id) {
     auto it = locs.find(id);
     if (it != locs.end()) return it->second;
     LocClass c;
@@ -111,10 +166,17 @@ struct RankScanner::Impl {
     return locs.emplace(id, std::move(c)).first->second;
   }
 
-  uint32_t intern(const std::string& key) {
-    auto [it, inserted] = key_ids.emplace(key, static_cast<uint32_t>(owner.scan_.keys.size()));
-    if (inserted) owner.scan_.keys.push_back(key);
-    return it->second;
+  uint32_t intern(const std::string& key) { return keys.id(key); }
+
+  const KernelClass& kernel(const std::string& name) {
+    auto it = kernels.find(name);
+    if (it != kernels.end()) return it->second;
+    KernelClass k;
+    k.nccl = is_nccl_kernel(name);
+    const std::string op = nccl_kernel_collective(name);
+    if (!op.empty()) k.key = intern("nccl " + op);
+    if (!k.nccl) k.total = names.id(name);
+    return kernels.emplace(name, k).first->second;
   }
 
   static void push_bounded(std::deque<CollectiveCall>& q, CollectiveCall c) {
@@ -136,7 +198,7 @@ struct RankScanner::Impl {
   }
 
   void on_zone(const ClosedZone& z) {
-    const LocClass& c = loc(z.loc);
+    LocClass& c = loc(z.loc);
     int64_t marked_group = -1;
     for (const ZoneArgIds& a : z.args) {
       if (loc(a.key).is_arg_key) {
@@ -155,18 +217,12 @@ struct RankScanner::Impl {
       push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns});
     }
     if (collectives_only || z.unterminated) return;  // an unterminated zone's end is not its own
-    uint32_t name = 0;
+    uint32_t name = kNoName;
     if (marked_group < 0 && c.zone_key < 0) {
-      auto [it, inserted] = zone_name_ids.emplace(c.name, static_cast<uint32_t>(zone_names.size()));
-      if (inserted) zone_names.push_back(c.name);
-      name = it->second;
+      if (c.total == kNoName) c.total = names.id(c.name);
+      name = c.total;
     }
-    zone_window.push({z.begin_ns, z.end_ns, z.self_ns(), name});
-    if (zone_window.size() > RankScan::kZoneWindow) {
-      const ZoneRecord first = zone_window.top();
-      zone_window.pop();
-      account_zone(first);
-    }
+    zone_window.push({z.begin_ns, z.end_ns, z.self_ns(), name}, [this](const ZoneRecord& r) { account_zone(r); });
   }
 
   // A zone, in end order across the process's threads: its self time is CPU
@@ -181,9 +237,9 @@ struct RankScanner::Impl {
                                           : static_cast<uint64_t>(static_cast<double>(z.self) *
                                                                   static_cast<double>(part.len()) / len);
     });
-    if (z.name) {
+    if (z.name != kNoName) {
       zone_totals.cross(marks_before(z.end));
-      zone_totals.pending[zone_names[z.name]] += z.self;
+      zone_totals.pending[z.name] += z.self;
     }
   }
 
@@ -227,6 +283,17 @@ struct RankScanner::Impl {
     st.busy_ns += a[kCompute].len() + a[kComm].len() + a[kMemory].len() - cm.len() - cy.len() - my.len() + all.len();
   }
 
+  // Adds what the categories did over `over` (each active at most once,
+  // within it) to the totals and to each step it crosses.
+  void account_gpu(const std::array<Span, 3>& active, Span over) {
+    add_measures(whole, active);
+    for_each_step(over, [&](StepStats& st, Span part) {
+      std::array<Span, 3> clipped;
+      for (int c = 0; c < 3; ++c) clipped[c] = intersect(active[c], part);
+      add_measures(st, clipped);
+    });
+  }
+
   // Everything before t is final: no interval still to come starts earlier.
   void advance(uint64_t t) {
     if (t <= watermark) return;
@@ -237,33 +304,21 @@ struct RankScanner::Impl {
       active[c] = intersect(run[c], span);
       any |= active[c].len() > 0;
     }
-    if (any) {
-      add_measures(whole, active);
-      for_each_step(span, [&](StepStats& st, Span part) {
-        std::array<Span, 3> clipped;
-        for (int c = 0; c < 3; ++c) clipped[c] = intersect(active[c], part);
-        add_measures(st, clipped);
-      });
-    }
+    if (any) account_gpu(active, span);
     watermark = t;
   }
 
   void release(const GpuInterval& iv) {
-    if (iv.name) {
+    if (iv.name != kNoName) {
       kernel_totals.cross(marks_before(iv.start));
-      kernel_totals.pending[kernel_names[iv.name]] += iv.end - iv.start;
+      kernel_totals.pending[iv.name] += iv.end - iv.start;
     }
     if (iv.start < watermark) {
       // Out of order beyond the window: its time counts, its overlap cannot.
       ++owner.scan_.late_gpu_records;
       std::array<Span, 3> alone{};
       alone[iv.cat] = {iv.start, iv.end};
-      add_measures(whole, alone);
-      for_each_step({iv.start, iv.end}, [&](StepStats& st, Span part) {
-        std::array<Span, 3> clipped{};
-        clipped[iv.cat] = part;
-        add_measures(st, clipped);
-      });
+      account_gpu(alone, alone[iv.cat]);
       return;
     }
     advance(iv.start);
@@ -275,27 +330,15 @@ struct RankScanner::Impl {
     }
   }
 
-  void add_gpu(const GpuActivity& a, const std::string& name) {
+  void add_gpu(const GpuActivity& a, const KernelClass* k) {
     if (a.end_ns <= a.start_ns) return;
-    GpuInterval iv{a.start_ns, a.end_ns, 0, kCompute};
-    if (a.kind == GpuKind::Kernel) {
-      if (is_nccl_kernel(name)) {
-        iv.cat = kComm;
-      } else {
-        auto [it, inserted] = kernel_name_ids.emplace(name, static_cast<uint32_t>(kernel_names.size()));
-        if (inserted) kernel_names.push_back(name);
-        iv.name = it->second;
-      }
-    } else {
-      iv.cat = kMemory;
+    GpuInterval iv{a.start_ns, a.end_ns, kNoName, kMemory};
+    if (k) {
+      iv.cat = k->nccl ? kComm : kCompute;
+      iv.name = k->total;
     }
     ++owner.scan_.gpu_records;
-    window.push(iv);
-    if (window.size() > RankScan::kGpuWindow) {
-      const GpuInterval first = window.top();
-      window.pop();
-      release(first);
-    }
+    window.push(iv, [this](const GpuInterval& r) { release(r); });
   }
 };
 
@@ -323,21 +366,18 @@ void RankScanner::segment(const SegmentView& view) {
     if (a.kind != GpuKind::Kernel && a.kind != GpuKind::Memcpy && a.kind != GpuKind::Memset) continue;
     m.see_time(a.start_ns);
     m.see_time(a.end_ns);
-    const std::string& name =
-        a.name > 0 && a.name <= view.segment.gpu_names.size() ? view.segment.gpu_names[a.name - 1] : std::string();
+    const Impl::KernelClass* k = nullptr;
     if (a.kind == GpuKind::Kernel) {
-      auto [it, inserted] = m.gpu_name_key.emplace(name, -1);
-      if (inserted) {
-        const std::string op = nccl_kernel_collective(name);
-        if (!op.empty()) it->second = m.intern("nccl " + op);
-      }
-      if (it->second >= 0) {
+      static const std::string kUnnamed;
+      k = &m.kernel(a.name > 0 && a.name <= view.segment.gpu_names.size() ? view.segment.gpu_names[a.name - 1]
+                                                                         : kUnnamed);
+      if (k->key >= 0) {
         ++scan_.calls_seen;
-        Impl::push_bounded(m.nccl_calls, {static_cast<uint32_t>(it->second), a.start_ns, a.end_ns});
+        Impl::push_bounded(m.nccl_calls, {static_cast<uint32_t>(k->key), a.start_ns, a.end_ns});
       }
-      if (is_nccl_kernel(name)) scan_.uses_nccl_kernels = true;
+      if (k->nccl) scan_.uses_nccl_kernels = true;
     }
-    if (!m.collectives_only) m.add_gpu(a, name);
+    if (!m.collectives_only) m.add_gpu(a, k);
   }
 }
 
@@ -361,21 +401,14 @@ void RankScanner::end_process(const ProcessState& p) {
   if (calls.size() > RankScan::kMaxCollectives)
     calls.erase(calls.begin(), calls.end() - static_cast<ptrdiff_t>(RankScan::kMaxCollectives));
   scan_.calls = std::move(calls);
+  scan_.keys = std::move(m.keys.names);
   if (m.collectives_only) {
     impl_.reset();
     return;
   }
 
-  while (!m.zone_window.empty()) {
-    const ZoneRecord z = m.zone_window.top();
-    m.zone_window.pop();
-    m.account_zone(z);
-  }
-  while (!m.window.empty()) {
-    const GpuInterval iv = m.window.top();
-    m.window.pop();
-    m.release(iv);
-  }
+  m.zone_window.drain([&m](const ZoneRecord& z) { m.account_zone(z); });
+  m.window.drain([&m](const GpuInterval& iv) { m.release(iv); });
   uint64_t end = m.watermark;
   for (const Span& r : m.run) end = std::max(end, r.e);
   m.advance(end);
@@ -390,14 +423,25 @@ void RankScanner::end_process(const ProcessState& p) {
   // whole step) is what stays pending.
   m.zone_totals.cross(m.marks.size());
   m.kernel_totals.cross(m.marks.size());
-  scan_.zone_self_ns = m.zone_totals.result(whole_steps);
-  scan_.kernel_ns = m.kernel_totals.result(whole_steps);
+  scan_.zone_self_ns = m.zone_totals.result(whole_steps, m.names);
+  scan_.kernel_ns = m.kernel_totals.result(whole_steps, m.names);
   m.whole.begin_ns = scan_.first_ns;
   m.whole.end_ns = scan_.last_ns;
   scan_.whole = m.whole;
   // The reorder window and the step marks are done with: a job's scanners
   // stay alive until every rank is read, and must not keep them.
   impl_.reset();
+}
+
+std::vector<RankScan> scan_ranks(TraceReader& reader, bool collectives_only, unsigned threads) {
+  std::vector<std::unique_ptr<RankScanner>> scanners;
+  for (size_t i = 0; i < reader.processes().size(); ++i)
+    scanners.push_back(std::make_unique<RankScanner>(i, collectives_only));
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  reader.read_parallel([&](size_t i) -> SegmentVisitor& { return *scanners[i]; }, threads);
+  std::vector<RankScan> scans;
+  for (auto& s : scanners) scans.push_back(std::move(s->result()));
+  return scans;
 }
 
 }  // namespace ringprof

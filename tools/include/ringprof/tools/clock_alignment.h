@@ -71,9 +71,9 @@ ClockAlignment estimate_clock_alignment(const TraceReader& reader, const std::ve
 // Moves a scan's times (steps, calls, range) by `delta`.
 void shift_scan(RankScan& scan, int64_t delta);
 
-// Scans every process for collectives (in parallel) and applies what
-// estimate_clock_alignment() finds to the reader. Nothing is read when all
-// processes ran on one host.
+// Scans every process for collectives (up to `threads` at once, 0: one per
+// hardware thread) and applies what estimate_clock_alignment() finds to the
+// reader. Nothing is read when all processes ran on one host.
 ClockAlignment align_clocks_by_collectives(TraceReader& reader, unsigned threads);
 
 }  // namespace ringprof

@@ -31,9 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -105,5 +103,9 @@ class RankScanner final : public SegmentVisitor {
   std::unique_ptr<Impl> impl_;
   RankScan scan_;
 };
+
+// Scans every process of the reader, up to `threads` at once (0: one per
+// hardware thread): one RankScan per process, in process order.
+std::vector<RankScan> scan_ranks(TraceReader& reader, bool collectives_only, unsigned threads);
 
 }  // namespace ringprof
