@@ -105,11 +105,13 @@ Options parse_args(int argc, char** argv) {
 
 // Busy CPU until a deadline on the steady clock: the zone lasts `us` of wall
 // time even when the process is preempted (4 ranks on 2 cores are), so every
-// run of the job has the same shape whatever else the machine does.
+// run of the job has the same shape whatever else the machine does. It
+// yields as it spins: on a machine with fewer free cores than ranks, a rank
+// woken to enter the collective then gets a core at once instead of waiting
+// for the spinning one's time slice, which would make it look late too.
 void spin_for(long us) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
-  while (std::chrono::steady_clock::now() < deadline) {
-  }
+  while (std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
 }
 
 void barrier_wait(pthread_barrier_t* barrier, int rank) {

@@ -488,10 +488,10 @@ GLOO_RANK = textwrap.dedent("""
         with ringprof.zone("forward"):
             time.sleep(0.005)
         if rank == 1:
-            with ringprof.zone("extra_work"):
+            with ringprof.zone("extra_work"):  # CPU until a deadline, yielding (see examples/ranks_job.cpp)
                 end = time.perf_counter() + 0.02
                 while time.perf_counter() < end:
-                    pass
+                    os.sched_yield()
         with ringprof.zone("all_reduce"):  # synchronous: returns when every rank has met
             ringprof.mark_collective()
             dist.all_reduce(t)

@@ -22,7 +22,7 @@ struct ReportPageArgs {
 int run_report(const ReportPageArgs& a) {
   check_window(a.window);
   if (const int status = place_window(a.paths, a.window)) return status;
-  Input input(a.paths);
+  Input input(a.paths, /*align_by_collectives=*/false);  // the report's own ranks scan aligns
   ReportOptions options;
   options.window = a.window;
   options.thread = a.thread;

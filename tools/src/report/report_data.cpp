@@ -186,6 +186,11 @@ bool is_job(const TraceReader& reader) {
 }  // namespace
 
 std::string report_data_json(TraceReader& reader, const ReportOptions& options) {
+  // The ranks scan first: it aligns a job's hosts by their collectives, and
+  // the sections read after it see one time axis.
+  RanksOptions r;
+  r.threads = options.threads;
+  const RanksReport ranks = analyse_ranks(reader, r);
   JsonWriter j;
   j.open('{');
   j.field("version", std::string("1"));
@@ -197,9 +202,6 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   GpuSummaryOptions g;
   g.window = options.window;
   gpu(j, compute_gpu_summary(reader, g));
-  RanksOptions r;
-  r.threads = options.threads;
-  const RanksReport ranks = analyse_ranks(reader, r);
   step_breakdown(j, ranks);
   j.key("ranks");
   if (is_job(reader)) {

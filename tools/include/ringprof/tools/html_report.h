@@ -33,7 +33,8 @@ struct ReportOptions {
   unsigned threads = 0;  // ranks read at once (0: one per hardware thread)
 };
 
-// The page's data, as JSON.
+// The page's data, as JSON. A job's hosts are aligned by their collectives
+// first (ringprof/tools/clock_alignment.h), as `ringprof ranks` aligns them.
 std::string report_data_json(TraceReader& reader, const ReportOptions& options);
 
 // The whole page.
