@@ -335,6 +335,89 @@ TEST(Extract, WindowIdPairsMarksByIdNotByFileOrder) {
   EXPECT_EQ(steps, (std::vector<uint64_t>{6, 7, 8, 9}));
 }
 
+// The layout a slow drainer produces (seen under TSan): the marks it writes
+// under the application's thread (the window's end, the mode it goes back to)
+// reach the file a segment before that thread's last in-window ring events.
+// A mark past the window's end must not end the window for the thread: its
+// later-arriving steps and zones inside the window are kept, and the zones
+// still open at the end are clipped there.
+TEST(Extract, AMarkPastTheEndArrivingFirstKeepsTheThreadsLaterWindowEvents) {
+  TempDir dir;
+  ringprof::testing::TraceBuilder b;
+  const uint32_t app = b.thread(100, "server");
+  const uint32_t drainer = b.thread(101, "ringprof-drain");
+  const uint32_t trig = b.location(kMarkTrigger), begin = b.location(kMarkWindowBegin),
+                 end = b.location(kMarkWindowEnd), mode = b.location(kMarkMode), serve = b.location("serve"),
+                 inner = b.location("inner");
+  const uint64_t t0 = 2'000'000'000ull, us = 1000;
+  // Window 7: 1.6 ms to 3.1 ms. "serve" opens before it and ends after it.
+  b.begin(app, t0 + 1000 * us, serve);
+  for (uint64_t n = 1; n <= 7; ++n) b.step(app, t0 + n * 300 * us, n);  // steps 6, 7 in the window
+  b.mark(drainer, t0 + 1600 * us, trig, 7);
+  b.mark(drainer, t0 + 1600 * us, begin, 7);
+  b.mark(app, t0 + 3100 * us, end, 7);   // written by the drainer, ahead of the app's ring
+  b.mark(app, t0 + 3100 * us + 1, mode, 1);  // past the end, still ahead of steps 8 and 9
+  b.flush();
+  b.step(app, t0 + 2400 * us, 8);
+  b.begin(app, t0 + 2500 * us, inner);
+  b.step(app, t0 + 2700 * us, 9);
+  b.end(app, t0 + 3300 * us);  // inner
+  b.step(app, t0 + 3400 * us, 10);
+  b.end(app, t0 + 3500 * us);  // serve
+  b.flush();
+  write_file(dir.file("in.rpf"), b.bytes());
+
+  ExtractOptions o;
+  o.window.window_id = 7;
+  o.output_dir = dir.file("x");
+  const ExtractResult r = extract_window({dir.file("in.rpf")}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.window.begin_ns, t0 + 1600 * us);
+  ASSERT_EQ(r.window.end_ns, t0 + 3100 * us);
+  EXPECT_EQ(r.clipped_zones, 3u);  // serve's begin and end, inner's end
+  std::vector<uint64_t> steps;
+  std::vector<std::string> zone_edges;
+  for (const NamedEvent& e : read_named({o.output_dir}).events) {
+    if (e.kind == EventKind::Step) steps.push_back(e.value);
+    if (e.kind == EventKind::ZoneBegin) zone_edges.push_back("B " + e.name + " " + std::to_string((e.ts - t0) / us));
+    if (e.kind == EventKind::ZoneEnd) zone_edges.push_back("E " + std::to_string((e.ts - t0) / us));
+  }
+  EXPECT_EQ(steps, (std::vector<uint64_t>{6, 7, 8, 9}));
+  EXPECT_EQ(zone_edges, (std::vector<std::string>{"B serve 1600", "B inner 2500", "E 3100", "E 3100"}));
+}
+
+// A thread's data that ends inside the window leaves its zones open, as the
+// input does: the writer may still be inside them.
+TEST(Extract, ZonesOfAThreadWhoseDataEndsInTheWindowStayOpen) {
+  TempDir dir;
+  ringprof::testing::TraceBuilder b;
+  const uint32_t app = b.thread(100, "server"), other = b.thread(102, "other");
+  const uint32_t serve = b.location("serve"), tick = b.location("tick");
+  const uint64_t t0 = 2'000'000'000ull, us = 1000;
+  b.begin(app, t0, serve);  // the trace's first event
+  b.instant(app, t0 + 400 * us, tick);  // the app thread's last
+  for (uint64_t n = 1; n <= 9; ++n) b.instant(other, t0 + n * 100 * us, tick);
+  b.flush();
+  write_file(dir.file("in.rpf"), b.bytes());
+
+  ExtractOptions o;
+  o.window.from_ns = 200 * us;  // from the trace's first event
+  o.window.to_ns = 500 * us;
+  o.output_dir = dir.file("x");
+  const ExtractResult r = extract_window({dir.file("in.rpf")}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.clipped_zones, 1u);  // serve's begin at the window's start; no end
+  size_t begins = 0, ends = 0, ticks = 0;
+  for (const NamedEvent& e : read_named({o.output_dir}).events) {
+    begins += e.kind == EventKind::ZoneBegin;
+    ends += e.kind == EventKind::ZoneEnd;
+    ticks += e.kind == EventKind::Instant;
+  }
+  EXPECT_EQ(begins, 1u);
+  EXPECT_EQ(ends, 0u);
+  EXPECT_EQ(ticks, 5u);  // the other thread's at 200, 300, 400, 500 us and the app's at 400 us
+}
+
 TEST(Extract, SurvivesFilesDeletedUnderIt) {
   TempDir dir;
   const std::string rp = dir.file("rp");

@@ -65,19 +65,20 @@ class Extractor final : public SegmentVisitor {
     runs_.clear();
     for (const DecodedEvent& e : seg.events) {
       ZoneState& z = zones_[e.thread_index];
-      if (e.ts_ns < window_.begin_ns) {
-        track(z, e);
+      if (e.ts_ns > window_.end_ns) {
+        // Past the window: it says only that this thread's data runs on, so
+        // its zones still open at the end are clipped there (end_process).
+        // It closes nothing now: the drainer writes its own marks under the
+        // application's thread, and those can reach the files before that
+        // thread's earlier ring events, which still belong to the window.
+        z.past_end = true;
         continue;
       }
-      if (e.ts_ns > window_.end_ns) {
-        if (!z.closed) {
-          if (!z.entered) enter(z, e.thread_index);
-          close(z, e.thread_index);
-        }
+      if (e.ts_ns < window_.begin_ns) {
+        if (!z.entered) track(z, e);  // a late mark from before the window changes no zone
         continue;
       }
       if (!z.entered) enter(z, e.thread_index);
-      if (z.closed) continue;
       add(e.thread_index, e.ts_ns, e.kind, e.loc, e.value, e.address);
       track(z, e);
     }
@@ -92,6 +93,7 @@ class Extractor final : public SegmentVisitor {
   }
 
   void end_process(const ProcessState&) override {
+    clip_at_end();
     if (fd_ >= 0) finish_file();
     process_ = nullptr;
   }
@@ -104,7 +106,7 @@ class Extractor final : public SegmentVisitor {
   struct ZoneState {
     std::vector<OpenZone> open;  // outermost first
     bool entered = false;        // the window has begun for this thread
-    bool closed = false;         // and ended
+    bool past_end = false;       // the thread has events after the window
   };
 
   void track(ZoneState& z, const DecodedEvent& e) {
@@ -121,12 +123,28 @@ class Extractor final : public SegmentVisitor {
       ++result_.clipped_zones;
     }
   }
-  void close(ZoneState& z, uint32_t thread) {
-    z.closed = true;
-    for (size_t i = 0; i < z.open.size(); ++i) {
-      add(thread, window_.end_ns, EventKind::ZoneEnd, 0, 0);
-      ++result_.clipped_zones;
+  // The zones each thread still has open at the window's end get their
+  // ZoneEnd there, when the thread's data runs on past it (a thread whose data
+  // ends inside the window is still inside them: they stay open). A thread
+  // inside a zone for the whole window enters it here.
+  void clip_at_end() {
+    if (failed_ || !process_) return;
+    std::vector<uint32_t> threads;
+    for (const auto& [thread, z] : zones_)
+      if (z.past_end && !z.open.empty()) threads.push_back(thread);
+    std::sort(threads.begin(), threads.end());
+    events_.clear();
+    runs_.clear();
+    drops_.clear();
+    for (uint32_t thread : threads) {
+      ZoneState& z = zones_[thread];
+      if (!z.entered) enter(z, thread);
+      for (size_t i = 0; i < z.open.size(); ++i) {
+        add(thread, window_.end_ns, EventKind::ZoneEnd, 0, 0);
+        ++result_.clipped_zones;
+      }
     }
+    if (!events_.empty()) write_batch();
   }
 
   uint32_t map_location(uint32_t id) {
