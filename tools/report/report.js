@@ -193,6 +193,277 @@
         { key: 'total_ns', label: 'Time', type: 'dur' }], g.copies, 'total_ns') : null]);
   }
 
+  // A chart over time: one line per series, `values` one per bucket from
+  // `begin` (ns, relative to the recording's first event), `bucket` ns wide.
+  var COLORS = ['#2f6fde', '#e8833a', '#3aa655', '#9c4fd6', '#d64f6e', '#1fa5a5', '#8a6d3b', '#5b6475'];
+  function timeChart(id, series, bucket, yMax, yFormat) {
+    var W = 1000, H = 160, n = series.length ? series[0].values.length : 0;
+    var top = yMax || Math.max.apply(null, series.map(function (s) { return Math.max.apply(null, s.values.concat([0])); })) || 1;
+    var chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + (H + 20), width: '100%', class: 'time-chart', id: id });
+    chart.appendChild(svg('line', { x1: 0, y1: H, x2: W, y2: H, stroke: '#d9dee7' }));
+    series.forEach(function (s, k) {
+      var pts = [];
+      s.values.forEach(function (v, i) {
+        var y = H - Math.max(0, v) / top * H;
+        pts.push((i / n * W).toFixed(1) + ',' + y.toFixed(1), ((i + 1) / n * W).toFixed(1) + ',' + y.toFixed(1));
+      });
+      chart.appendChild(svg('polyline', { points: pts.join(' '), fill: 'none', stroke: COLORS[k % COLORS.length],
+        'stroke-width': 1.5, 'data-series': s.label }, [svg('title', {}, [document.createTextNode(s.label)])]));
+    });
+    var axis = svg('text', { x: 0, y: H + 16, 'font-size': 12, fill: '#5b6475' });
+    axis.textContent = '0 – ' + dur(bucket * n) + ' from the start; top of the chart ' + yFormat(top);
+    chart.appendChild(axis);
+    var legend = el('div', { class: 'legend' }, series.map(function (s, k) {
+      return el('span', {}, [el('i', { style: 'background:' + COLORS[k % COLORS.length] }), document.createTextNode(s.label)]);
+    }));
+    return el('div', {}, [legend, chart]);
+  }
+
+  if (g && g.utilization_over_time && g.utilization_over_time.devices.length) {
+    var u = g.utilization_over_time, many = u.devices.some(function (d) { return d.pid !== u.devices[0].pid; });
+    document.getElementById('section-gpu').insertBefore(el('div', {}, [el('h3', { text: 'Utilization over time' }),
+      timeChart('gpu-utilization-chart', u.devices.map(function (d) {
+        return { label: 'GPU ' + d.device + (many ? ' (pid ' + d.pid + ')' : '') + ': ' + pct(d.busy_ns / (u.bucket_ns * d.busy.length)) + ' busy',
+          values: d.busy };
+      }), u.bucket_ns, 1, pct)]), document.querySelector('#section-gpu h3'));
+  }
+
+  var m = data.memory;
+  if (m) {
+    var mt = m.timeline, pids = {};
+    mt.lines.forEach(function (l) { pids[l.pid] = 1; });
+    var several = Object.keys(pids).length > 1;
+    var peaks = m.pools.map(function (p) {
+      return [p.pool, 'peak ' + bytes(p.peak_bytes) + ', ' + formats.count(p.allocs) + ' allocations, net ' + bytes(p.net_bytes) +
+        (p.unmatched_frees ? ', ' + p.unmatched_frees + ' frees of blocks allocated before the window' : '')];
+    });
+    section('memory', 'Memory', [facts(peaks),
+      mt.bucket_ns ? el('h3', { text: 'Live bytes over time (from the window\'s start)' }) : null,
+      mt.bucket_ns ? timeChart('memory-chart', mt.lines.map(function (l) {
+        return { label: l.pool + (several ? ' (pid ' + l.pid + ')' : ''), values: l.high };
+      }), mt.bucket_ns, 0, bytes) : null,
+      el('h3', { text: 'Pools' }),
+      table('memory-pools-table', [{ key: 'pool', label: 'Pool', type: 'text' }, { key: 'allocs', label: 'Allocs', type: 'count' },
+        { key: 'frees', label: 'Frees', type: 'count' }, { key: 'allocated_bytes', label: 'Allocated', type: 'bytes' },
+        { key: 'freed_bytes', label: 'Freed', type: 'bytes' }, { key: 'net_bytes', label: 'Net', type: 'bytes' },
+        { key: 'peak_bytes', label: 'Peak', type: 'bytes' }, { key: 'unmatched_frees', label: 'Unmatched frees', type: 'count' }],
+        m.pools, 'peak_bytes'),
+      el('h3', { text: 'Zones that allocate most' }),
+      table('memory-zones-table', [{ key: 'zone', label: 'Zone', type: 'text' }, { key: 'count', label: 'Allocs', type: 'count' },
+        { key: 'bytes', label: 'Allocated', type: 'bytes' }], m.zones, 'bytes'),
+      el('h3', { text: 'Still live at the end, by allocating zone' }),
+      m.live.length ? table('memory-live-table', [{ key: 'zone', label: 'Zone', type: 'text' },
+        { key: 'count', label: 'Blocks', type: 'count' }, { key: 'bytes', label: 'Bytes', type: 'bytes' }], m.live, 'bytes')
+        : el('p', { text: 'nothing' })]);
+  }
+
+  // The flame graph: the merged call tree, root at the top. A click on a
+  // frame zooms to it (it spans the width; its ancestors stay above it); the
+  // root zooms back out. The search marks matching frames and says what
+  // share of the samples they hold.
+  var sm = data.samples;
+  function flameGraph(f, total) {
+    var nodes = f.nodes.map(function (n, i) {
+      return { i: i, name: f.names[n[0]], parent: n[1], total: n[2], self: n[3], kids: [], depth: 0 };
+    });
+    nodes.forEach(function (n) {
+      if (n.i === 0) return;
+      nodes[n.parent].kids.push(n);
+      n.depth = nodes[n.parent].depth + 1;
+    });
+    nodes.forEach(function (n) { n.path = n.i === 0 ? n.name : nodes[n.parent].path + ';' + n.name; });
+    var maxDepth = Math.max.apply(null, nodes.map(function (n) { return n.depth; }));
+    var W = 1200, RH = 18, H = (maxDepth + 1) * RH;
+    var chart = svg('svg', { id: 'flame-graph', viewBox: '0 0 ' + W + ' ' + H, width: '100%', class: 'flame' });
+    var search = el('input', { id: 'flame-search', class: 'filter', type: 'search', placeholder: 'search functions' });
+    var status = el('span', { class: 'muted', id: 'flame-status' });
+    var zoomed = nodes[0];
+    function frame(n, x, w, dim) {
+      var g = svg('g', { class: 'frame' + (dim ? ' dim' : ''), 'data-name': n.name, 'data-count': n.total, 'data-path': n.path,
+        transform: 'translate(' + x.toFixed(2) + ',' + n.depth * RH + ')' }, [
+        svg('rect', { x: 0, y: 0, width: w, height: RH - 1, rx: 2 }),
+        svg('title', {}, [document.createTextNode(n.name + ': ' + n.total + ' samples (' + pct(n.total / total) + '), self ' + n.self)])]);
+      if (w > 40) {
+        var t = svg('text', { x: 4, y: RH - 5 });
+        t.textContent = n.name.length * 7 > w - 8 ? n.name.slice(0, Math.max(0, Math.floor((w - 8) / 7) - 1)) + '…' : n.name;
+        g.appendChild(t);
+      }
+      g.addEventListener('click', function () { zoom(n); });
+      chart.appendChild(g);
+    }
+    function draw() {
+      chart.textContent = '';
+      for (var a = zoomed; ; a = nodes[a.parent]) {
+        frame(a, 0, W, a !== zoomed);
+        if (a.i === 0) break;
+      }
+      (function place(n, x, scale) {
+        var at = x;
+        n.kids.forEach(function (k) {
+          var w = k.total * scale;
+          if (w >= 0.5) {
+            frame(k, at, w, false);
+            place(k, at, scale);
+          }
+          at += w;
+        });
+      })(zoomed, 0, W / zoomed.total);
+      chart.setAttribute('data-zoom', zoomed.path);
+      mark();
+    }
+    function zoom(n) { zoomed = n === zoomed && n.i !== 0 ? nodes[n.parent] : n; draw(); }
+    function mark() {
+      var q = search.value.toLowerCase(), hit = 0;
+      chart.querySelectorAll('g.frame').forEach(function (g) {
+        var yes = q && g.getAttribute('data-name').toLowerCase().indexOf(q) >= 0;
+        g.classList.toggle('match', !!yes);
+      });
+      if (q) {
+        // Samples under a matching frame, each counted once (the outermost match on its path).
+        (function count(n) {
+          if (n.name.toLowerCase().indexOf(q) >= 0 && n.i !== 0) { hit += n.total; return; }
+          n.kids.forEach(count);
+        })(nodes[0]);
+      }
+      status.textContent = q ? ' matches: ' + hit + ' samples (' + pct(hit / total) + ')' : '';
+    }
+    search.addEventListener('input', mark);
+    draw();
+    return el('div', {}, [el('div', {}, [search, status]), el('div', { class: 'flame-box' }, [chart]),
+      f.subtrees_left_out ? el('p', { class: 'muted', text: f.subtrees_left_out + ' call paths with under 0.05% of the samples are not drawn.' }) : null]);
+  }
+  if (sm) {
+    section('samples', 'CPU samples', [
+      el('p', { class: 'muted', text: formats.count(sm.samples) + ' samples' + (sm.period_ns ? ', one per ' + dur(sm.period_ns) + ' of CPU time' : '') +
+        (sm.samples_lost ? '; ' + formats.count(sm.samples_lost) + ' lost' : '') + '. Click a frame to zoom, the top frame to zoom out.' }),
+      flameGraph(sm.flame, sm.samples),
+      el('h3', { text: 'Top functions' }),
+      table('samples-top-table', [{ key: 'function', label: 'Function', type: 'text' }, { key: 'location', label: 'Where', type: 'text' },
+        { key: 'self', label: 'Self samples', type: 'count' }, { key: 'total', label: 'Total samples', type: 'count' }], sm.top, 'self')]);
+  }
+
+  // The timeline: the busiest threads' zones (nested by depth) and each GPU's
+  // busy spans, on a canvas. Wheel zooms around the pointer, dragging pans,
+  // a double click resets; hovering names the zone.
+  var tl = data.timeline;
+  function timelineView(t) {
+    var end = 1;
+    t.lanes.forEach(function (l) { l.spans.forEach(function (s) { if (s[1] > end) end = s[1]; }); });
+    var RH = 14, LABEL = 180, lanes = t.lanes.map(function (l) {
+      var depth = 0;
+      l.spans.forEach(function (s) { if (s[3] > depth) depth = s[3]; });
+      return { lane: l, rows: Math.min(depth, 7) + 1 };
+    });
+    var height = lanes.reduce(function (h, l) { return h + l.rows * RH + 8; }, 20);
+    var canvas = el('canvas', { id: 'timeline-canvas', class: 'timeline', height: height });
+    var tip = el('div', { class: 'tip' });
+    var view = { from: 0, to: end }, drag = null;
+    function colour(name) {
+      var h = 0;
+      for (var i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+      return 'hsl(' + (h % 360) + ',55%,62%)';
+    }
+    function draw() {
+      var w = canvas.clientWidth || 1000;
+      canvas.width = w;
+      var c = canvas.getContext('2d'), span = view.to - view.from, px = (w - LABEL) / span, y = 20;
+      c.clearRect(0, 0, w, height);
+      c.font = '11px system-ui, sans-serif';
+      c.fillStyle = '#5b6475';
+      c.fillText(dur(view.from) + ' – ' + dur(view.to) + ' from the start', LABEL, 12);
+      lanes.forEach(function (L) {
+        c.fillStyle = '#1d2330';
+        c.fillText(L.lane.label.slice(0, 28), 2, y + 11);
+        L.lane.spans.forEach(function (s) {
+          if (s[1] < view.from || s[0] > view.to) return;
+          var x0 = LABEL + Math.max(0, (s[0] - view.from) * px), x1 = LABEL + Math.min(w - LABEL, (s[1] - view.from) * px);
+          var name = L.lane.gpu ? 'busy' : t.names[s[2]];
+          c.fillStyle = L.lane.gpu ? '#2f6fde' : colour(name);
+          c.fillRect(x0, y + Math.min(s[3], 7) * RH, Math.max(1, x1 - x0), RH - 1);
+          if (x1 - x0 > 40) {
+            c.fillStyle = '#10131a';
+            c.fillText(name.slice(0, Math.floor((x1 - x0 - 4) / 6)), x0 + 2, y + Math.min(s[3], 7) * RH + 10);
+          }
+        });
+        y += L.rows * RH + 8;
+      });
+    }
+    function at(ev) {
+      var r = canvas.getBoundingClientRect(), w = canvas.clientWidth || 1000;
+      return { x: ev.clientX - r.left, y: ev.clientY - r.top, t: view.from + (ev.clientX - r.left - LABEL) / (w - LABEL) * (view.to - view.from) };
+    }
+    canvas.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      var p = at(ev), f = ev.deltaY > 0 ? 1.25 : 0.8;
+      var from = p.t - (p.t - view.from) * f, to = p.t + (view.to - p.t) * f;
+      if (to - from < 1000) return;
+      view = { from: Math.max(0, from), to: Math.min(end, to) };
+      draw();
+    }, { passive: false });
+    canvas.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, from: view.from, to: view.to }; });
+    window.addEventListener('mouseup', function () { drag = null; });
+    canvas.addEventListener('mousemove', function (ev) {
+      if (drag) {
+        var w = canvas.clientWidth || 1000, d = (ev.clientX - drag.x) / (w - LABEL) * (drag.to - drag.from);
+        var from = Math.max(0, drag.from - d), len = drag.to - drag.from;
+        view = { from: Math.min(from, Math.max(0, end - len)), to: Math.min(end, Math.min(from, Math.max(0, end - len)) + len) };
+        draw();
+        return;
+      }
+      var p = at(ev), y = 20, found = null;
+      lanes.forEach(function (L) {
+        if (p.y >= y && p.y < y + L.rows * RH) {
+          var row = Math.floor((p.y - y) / RH);
+          L.lane.spans.forEach(function (s) { if (Math.min(s[3], 7) === row && s[0] <= p.t && s[1] >= p.t) found = [L.lane, s]; });
+        }
+        y += L.rows * RH + 8;
+      });
+      tip.textContent = found ? (found[0].gpu ? found[0].label + ' busy' : t.names[found[1][2]]) + ': ' + dur(found[1][1] - found[1][0]) : '';
+      tip.style.display = found ? 'block' : 'none';
+      tip.style.left = (p.x + 12) + 'px';
+      tip.style.top = (p.y + 12) + 'px';
+    });
+    canvas.addEventListener('dblclick', function () { view = { from: 0, to: end }; draw(); });
+    window.addEventListener('resize', draw);
+    setTimeout(draw, 0);
+    var left = t.lanes.reduce(function (n, l) { return n + l.left_out; }, 0);
+    return el('div', { class: 'timeline-box' }, [canvas, tip,
+      el('p', { class: 'muted', text: 'The ' + t.lanes.filter(function (l) { return !l.gpu; }).length + ' busiest threads and the GPUs. ' +
+        (left ? formats.count(left) + ' zones too short to see at this scale are not drawn. ' : '') +
+        'Wheel: zoom; drag: pan; double click: whole range.' })]);
+  }
+  // The full trace opens in the Perfetto UI: the page asks for the file
+  // written beside it (a page opened from disk may not read files itself),
+  // opens the UI and hands it the bytes with Perfetto's postMessage protocol.
+  function perfettoLink(file) {
+    if (!file) return null;
+    var UI = 'https://ui.perfetto.dev';
+    var input = el('input', { type: 'file', accept: '.perfetto-trace,.pftrace', style: 'display:none' });
+    var win = null;
+    var button = el('button', { type: 'button', id: 'open-in-perfetto', text: 'Open the full trace in the Perfetto UI' });
+    button.addEventListener('click', function () { input.click(); win = window.open(UI + '/#!/', 'perfetto'); });
+    input.addEventListener('change', function () {
+      var file = input.files[0];
+      if (!file || !win) return;
+      file.arrayBuffer().then(function (buf) {
+        var tries = 0, timer = setInterval(function () {
+          if (++tries > 100) { clearInterval(timer); return; }
+          win.postMessage('PING', UI);
+        }, 100);
+        window.addEventListener('message', function pong(ev) {
+          if (ev.source !== win || ev.data !== 'PONG') return;
+          clearInterval(timer);
+          window.removeEventListener('message', pong);
+          win.postMessage({ perfetto: { buffer: buf, title: file.name, fileName: file.name } }, UI);
+        });
+      });
+    });
+    return el('p', {}, [button, input, document.createTextNode(' then choose '),
+      el('a', { href: file, download: file, id: 'perfetto-file', text: file }),
+      document.createTextNode(', written beside this page (or drop that file on ' + UI + ').')]);
+  }
+  if (tl) section('timeline', 'Timeline', [perfettoLink(tl.perfetto_file), timelineView(tl)]);
+
   var r = data.ranks;
   if (r) {
     var stragglers = r.stragglers.map(function (s) {

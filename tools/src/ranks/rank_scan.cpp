@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <deque>
-#include <queue>
 #include <thread>
 #include <utility>
 
+#include "reading/reorder_window.h"
 #include "ringprof/tools/collectives.h"
 
 namespace ringprof {
@@ -30,35 +30,7 @@ struct ZoneRecord {
   uint64_t order() const { return end; }
 };
 
-// Items that arrive roughly in order, handed on in order: the earliest goes
-// on once more than `capacity` wait (T::order() is the time they sort by).
-template <class T>
-class ReorderWindow {
- public:
-  explicit ReorderWindow(size_t capacity) : capacity_(capacity) {}
-  template <class Fn>
-  void push(const T& item, Fn&& release) {
-    heap_.push(item);
-    if (heap_.size() > capacity_) pop_into(release);
-  }
-  template <class Fn>
-  void drain(Fn&& release) {
-    while (!heap_.empty()) pop_into(release);
-  }
-
- private:
-  struct Later {
-    bool operator()(const T& a, const T& b) const { return a.order() > b.order(); }
-  };
-  template <class Fn>
-  void pop_into(Fn& release) {
-    const T first = heap_.top();
-    heap_.pop();
-    release(first);
-  }
-  size_t capacity_;
-  std::priority_queue<T, std::vector<T>, Later> heap_;
-};
+using internal::ReorderWindow;
 
 // Dense ids for strings, each stored once.
 struct NameIds {

@@ -4,12 +4,17 @@
 #include <algorithm>
 
 #include "exporters/json_text.h"
+#include "report/report_samples.h"
+#include "report/report_timeline.h"
 #include "ringprof/gpu.h"
 #include "ringprof/tools/gpu_summary.h"
 #include "ringprof/tools/html_report.h"
+#include "ringprof/tools/memory_summary.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/rank_report.h"
+#include "ringprof/tools/sample_table.h"
 #include "ringprof/tools/trace_info.h"
+#include "ringprof/tools/trace_window.h"
 
 namespace ringprof {
 
@@ -80,7 +85,7 @@ void operators(JsonWriter& j, const TableResult& t) {
   j.close('}');
 }
 
-void gpu(JsonWriter& j, const GpuSummary& g) {
+void gpu(JsonWriter& j, const GpuSummary& g, const internal::ReportTimeline& t) {
   j.key("gpu");
   if (g.devices.empty() && g.kernels.empty()) {
     j.null();
@@ -88,6 +93,26 @@ void gpu(JsonWriter& j, const GpuSummary& g) {
   }
   j.open('{');
   j.field("window_ns", g.window_ns);
+  // Utilisation over time: the fraction of each bucket a device was busy.
+  j.key("utilization_over_time");
+  j.open('{');
+  j.field("begin_ns", t.begin_ns);
+  j.field("bucket_ns", t.bucket_ns);
+  j.key("devices");
+  j.open('[');
+  for (const internal::GpuUtilisation& u : t.gpus) {
+    j.open('{');
+    j.field("pid", uint64_t{u.pid});
+    j.field("device", uint64_t{u.device});
+    j.field("busy_ns", u.busy_ns);
+    j.key("busy");
+    j.open('[');
+    for (double v : u.busy) j.dbl(std::min(v, 1.0));
+    j.close(']');
+    j.close('}');
+  }
+  j.close(']');
+  j.close('}');
   j.key("devices");
   j.open('[');
   for (const GpuDeviceRow& d : g.devices) {
@@ -138,6 +163,10 @@ void gpu(JsonWriter& j, const GpuSummary& g) {
 // steps: what the step time breakdown chart draws.
 constexpr size_t kChartProcesses = 4;
 constexpr size_t kChartSteps = 2000;
+// Buckets of the charts over time (GPU utilisation, live memory), and the
+// rows of the memory zone and top-function tables.
+constexpr size_t kTimeBuckets = 400;
+constexpr size_t kTopRows = 100;
 
 void step_breakdown(JsonWriter& j, const RanksReport& ranks) {
   j.key("steps");
@@ -176,6 +205,147 @@ void step_breakdown(JsonWriter& j, const RanksReport& ranks) {
   j.close(']');
 }
 
+void memory(JsonWriter& j, const MemorySummary& m) {
+  j.key("memory");
+  if (m.memory_events == 0) {
+    j.null();
+    return;
+  }
+  j.open('{');
+  j.field("events", m.memory_events);
+  j.key("pools");
+  j.open('[');
+  for (const MemoryPoolRow& p : m.pools) {
+    j.open('{');
+    j.field("pool", p.pool);
+    j.field("allocs", p.allocs);
+    j.field("frees", p.frees);
+    j.field("allocated_bytes", p.bytes_allocated);
+    j.field("freed_bytes", p.bytes_freed);
+    j.field("net_bytes", p.net());
+    j.field("peak_bytes", p.peak);
+    j.field("unmatched_frees", p.unmatched_frees);
+    j.close('}');
+  }
+  j.close(']');
+  for (const auto& [key, rows] : {std::pair{"zones", &m.zones}, std::pair{"live", &m.live}}) {
+    j.key(key);
+    j.open('[');
+    for (const MemoryZoneRow& z : *rows) {
+      j.open('{');
+      j.field("zone", z.zone);
+      j.field("count", z.allocs);
+      j.field("bytes", z.bytes);
+      j.close('}');
+    }
+    j.close(']');
+  }
+  j.key("timeline");
+  j.open('{');
+  j.field("begin_ns", m.timeline_begin_ns);
+  j.field("bucket_ns", m.timeline_bucket_ns);
+  j.key("lines");
+  j.open('[');
+  for (const MemoryTimeline& t : m.timeline) {
+    j.open('{');
+    j.field("pid", uint64_t{t.pid});
+    j.field("pool", t.pool);
+    j.key("high");
+    j.open('[');
+    for (int64_t v : t.high) j.num(v);
+    j.close(']');
+    j.close('}');
+  }
+  j.close(']');
+  j.close('}');
+  j.close('}');
+}
+
+void samples(JsonWriter& j, const SampleTable& top, const internal::FlameTree& tree) {
+  j.key("samples");
+  if (top.samples == 0) {
+    j.null();
+    return;
+  }
+  j.open('{');
+  j.field("samples", top.samples);
+  j.field("samples_lost", top.samples_lost);
+  j.field("period_ns", top.period_ns);
+  j.key("top");
+  j.open('[');
+  for (const SampleRow& r : top.rows) {
+    j.open('{');
+    j.field("function", r.function);
+    j.field("location", r.location);
+    j.field("self", r.self);
+    j.field("total", r.total);
+    j.close('}');
+  }
+  j.close(']');
+  // The flame graph: names once, then nodes as [name, parent, total, self].
+  j.key("flame");
+  j.open('{');
+  j.field("subtrees_left_out", tree.subtrees_left_out);
+  j.key("names");
+  j.open('[');
+  for (const std::string& n : tree.names) j.str(n);
+  j.close(']');
+  j.key("nodes");
+  j.open('[');
+  for (const internal::FlameNode& n : tree.nodes) {
+    j.open('[');
+    j.unum(n.name);
+    j.unum(n.parent);
+    j.unum(n.total);
+    j.unum(n.self);
+    j.close(']');
+  }
+  j.close(']');
+  j.close('}');
+  j.close('}');
+}
+
+// The busiest threads' zones and the GPUs' busy spans: [begin, end, name, depth]
+// with times relative to begin_ns, so the numbers stay short.
+void timeline(JsonWriter& j, const internal::ReportTimeline& t, const std::string& perfetto_file) {
+  j.key("timeline");
+  if (t.lanes.empty()) {
+    j.null();
+    return;
+  }
+  j.open('{');
+  j.field("begin_ns", t.begin_ns);
+  j.field("perfetto_file", perfetto_file);
+  j.key("names");
+  j.open('[');
+  for (const std::string& n : t.names) j.str(n);
+  j.close(']');
+  j.key("lanes");
+  j.open('[');
+  for (const internal::TimelineLane& lane : t.lanes) {
+    j.open('{');
+    j.field("pid", uint64_t{lane.pid});
+    j.field("label", lane.label);
+    j.field("gpu", lane.gpu);
+    j.field("busy_ns", lane.busy_ns);
+    j.field("left_out", lane.spans_left_out);
+    j.key("spans");
+    j.open('[');
+    for (const internal::TimelineSpan& s : lane.spans) {
+      j.open('[');
+      j.unum(s.begin_ns - t.begin_ns);
+      j.unum(s.end_ns - t.begin_ns);
+      j.unum(s.name);
+      j.unum(s.depth);
+      j.close(']');
+    }
+    j.close(']');
+    j.close('}');
+  }
+  j.close(']');
+  j.close('}');
+}
+
 bool is_job(const TraceReader& reader) {
   size_t ranked = 0;
   for (const ProcessState& p : reader.processes())
@@ -192,16 +362,48 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   r.threads = options.threads;
   const RanksReport ranks = analyse_ranks(reader, r);
   JsonWriter j;
+  const TraceInfo info = collect_info(reader);
+  // The range the charts over time span: the window asked for, else the recording.
+  uint64_t begin = info.first_ns, end = info.last_ns;
+  if (!options.window.empty()) {
+    if (const std::optional<TimeWindow> w = resolve_trace_window(reader, options.window, nullptr)) {
+      begin = std::max(begin, w->begin_ns);
+      end = std::min(end, w->end_ns);
+    }
+  }
+  internal::TimelineOptions to;
+  to.begin_ns = begin;
+  to.end_ns = std::max(end, begin + 1);
+  to.buckets = kTimeBuckets;
+  to.thread = options.thread;
+  const internal::ReportTimeline over_time = internal::scan_timeline(reader, to);
+
   j.open('{');
   j.field("version", std::string("1"));
-  overview(j, collect_info(reader));
+  overview(j, info);
   TableOptions table;
   table.window = options.window;
   table.thread = options.thread;
   operators(j, compute_table(reader, table));
   GpuSummaryOptions g;
   g.window = options.window;
-  gpu(j, compute_gpu_summary(reader, g));
+  gpu(j, compute_gpu_summary(reader, g), over_time);
+  MemoryOptions mo;
+  mo.window = options.window;
+  mo.thread = options.thread;
+  mo.top = kTopRows;
+  mo.timeline_buckets = kTimeBuckets;
+  mo.timeline_begin_ns = to.begin_ns;
+  mo.timeline_end_ns = to.end_ns;
+  memory(j, compute_memory_summary(reader, mo));
+  SampleOptions so;
+  so.window = options.window;
+  so.thread = options.thread;
+  const SampleProfile profile = collect_samples(reader, so);
+  StackResolver resolver(options.symbol_paths);
+  const SampleTable top = compute_sample_table(reader, profile, resolver, SampleColumn::Self, kTopRows);
+  samples(j, top, internal::build_flame_tree(reader, profile, resolver));
+  timeline(j, over_time, options.perfetto_file);
   step_breakdown(j, ranks);
   j.key("ranks");
   if (is_job(reader)) {

@@ -1,6 +1,7 @@
 #include "ringprof/tools/memory_summary.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -16,13 +17,21 @@ namespace {
 class MemoryBuilder final : public SegmentVisitor {
  public:
   MemoryBuilder(const MemoryOptions& options, TimeWindow window)
-      : window_(window), threads_(options.thread), zones_([](const ClosedZone&) {}) {}
+      : window_(window), threads_(options.thread), zones_([](const ClosedZone&) {}) {
+    if (options.timeline_buckets > 0 && options.timeline_end_ns > options.timeline_begin_ns) {
+      buckets_ = options.timeline_buckets;
+      summary_.timeline_begin_ns = options.timeline_begin_ns;
+      const uint64_t span = options.timeline_end_ns - options.timeline_begin_ns + 1;
+      summary_.timeline_bucket_ns = (span + buckets_ - 1) / buckets_;
+    }
+  }
 
   void begin_process(const ProcessState& p) override {
     process_ = &p;
     zones_.clear();
     pairing_.clear();
     running_.clear();
+    lines_.clear();
   }
 
   void segment(const SegmentView& view) override {
@@ -53,6 +62,7 @@ class MemoryBuilder final : public SegmentVisitor {
       int64_t& live = running_[e.loc];
       live += c.bytes;
       pool.peak = std::max(pool.peak, live);
+      if (buckets_) plot(e.loc, e.ts_ns, live);
     }
   }
 
@@ -64,6 +74,13 @@ class MemoryBuilder final : public SegmentVisitor {
       z.bytes += block.size;
     }
     zones_.finish();
+    // Each line runs on at its last level to the end of the range.
+    std::map<std::string, Line*> by_name;
+    for (auto& [loc, line] : lines_) by_name[process_->location_name(loc)] = &line;
+    for (auto& [name, line] : by_name) {
+      for (size_t b = line->bucket + 1; b < buckets_; ++b) line->high[b] = line->level;
+      summary_.timeline.push_back(MemoryTimeline{process_->pid, name, std::move(line->high)});
+    }
   }
 
   MemorySummary result(size_t top) {
@@ -93,6 +110,30 @@ class MemoryBuilder final : public SegmentVisitor {
     return it->second;
   }
 
+  // A pool's line: the buckets so far, the level after its latest change and
+  // the bucket that change fell in (buckets after it have not begun yet).
+  struct Line {
+    std::vector<int64_t> high;
+    int64_t level = 0;
+    size_t bucket = SIZE_MAX;
+  };
+  void plot(uint32_t pool, uint64_t ts, int64_t live) {
+    auto [it, inserted] = lines_.try_emplace(pool);
+    Line& line = it->second;
+    if (inserted) line.high.assign(buckets_, 0);
+    const uint64_t from = ts > summary_.timeline_begin_ns ? ts - summary_.timeline_begin_ns : 0;
+    const size_t b = std::min<uint64_t>(from / summary_.timeline_bucket_ns, buckets_ - 1);
+    if (line.bucket == SIZE_MAX || b > line.bucket) {
+      // Buckets passed without a change hold the level carried into them.
+      for (size_t i = line.bucket == SIZE_MAX ? 0 : line.bucket + 1; i <= b; ++i) line.high[i] = line.level;
+      line.bucket = b;
+    }
+    line.high[b] = std::max(line.high[b], live);
+    line.level = live;
+  }
+
+  size_t buckets_ = 0;
+  std::unordered_map<uint32_t, Line> lines_;  // by pool location id, this process
   TimeWindow window_;
   ThreadFilter threads_;
   ZoneTracker zones_;

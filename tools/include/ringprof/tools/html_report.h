@@ -10,10 +10,16 @@
 // the data has and leaves out the rest.
 //
 // Data (report_data_json):
-//   {"overview": {...}, "operators": {...}, "gpu": {...} | null,
+//   {"overview": {...}, "operators": {...}, "gpu": {...} | null, "memory": {...} | null,
+//    "samples": {...} | null, "timeline": {...} | null,
 //    "steps": [per process: its steps' breakdown], "ranks": {...} | null}
 // "operators" rows carry the same figures `ringprof table` prints, "gpu" the
-// same as `ringprof gpu`, "ranks" the document `ringprof ranks --format json`
+// same as `ringprof gpu` plus each device's utilisation in 400 time buckets,
+// "memory" the same as `ringprof memory` (zone tables cut to 100 rows) plus
+// each pool's live bytes in 400 buckets, "samples" the top 100 rows of
+// `ringprof table --samples` and the merged call tree `ringprof flame` folds,
+// "timeline" the busiest threads' zones and the GPUs' busy spans (bounded:
+// report_timeline.h), "ranks" the document `ringprof ranks --format json`
 // prints (a job of several ranks only), "steps" the per-step figures of
 // `ringprof ranks --per-step` for the first 4 processes, their latest 2000
 // steps each.
@@ -21,6 +27,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "ringprof/tools/time_window.h"
 #include "ringprof/tools/trace_reader.h"
@@ -31,6 +38,8 @@ struct ReportOptions {
   WindowSpec window;     // the part of the recording the tables count
   std::string thread;    // "" all; a thread name, or a kernel tid in decimal (the zone table)
   unsigned threads = 0;  // ranks read at once (0: one per hardware thread)
+  std::vector<std::string> symbol_paths;  // where to look for debug files (as `ringprof flame --symbols`)
+  std::string perfetto_file;  // the full trace written beside the page, as the page links to it ("" none)
 };
 
 // The page's data, as JSON. A job's hosts are aligned by their collectives

@@ -29,6 +29,12 @@ struct MemoryOptions {
   WindowSpec window;   // memory events inside it count
   std::string thread;  // "" all; else a thread name, or a kernel tid in decimal
   size_t top = 0;      // zone rows; 0: all
+  // Live bytes over time (the report's chart): the range split into this
+  // many equal buckets, 0 for none. Events before the range count in the
+  // first bucket, after it in the last.
+  size_t timeline_buckets = 0;
+  uint64_t timeline_begin_ns = 0;
+  uint64_t timeline_end_ns = 0;
 };
 
 struct MemoryPoolRow {
@@ -49,11 +55,23 @@ struct MemoryZoneRow {
   uint64_t bytes = 0;
 };
 
+// One pool of one process over time: the highest live bytes (relative to the
+// window's start, as the peak) in each bucket, the level a bucket starts at
+// included, so a bucket with no change shows the level carried into it.
+struct MemoryTimeline {
+  uint32_t pid = 0;
+  std::string pool;
+  std::vector<int64_t> high;  // one per bucket
+};
+
 struct MemorySummary {
   std::vector<MemoryPoolRow> pools;        // by name
   std::vector<MemoryZoneRow> zones;        // by bytes allocated, descending; cut to `top`
   std::vector<MemoryZoneRow> live;         // blocks live at the end, by allocating zone; by bytes, descending
   uint64_t memory_events = 0;              // Alloc and Free events counted
+  uint64_t timeline_begin_ns = 0;          // the timeline's first bucket begins here
+  uint64_t timeline_bucket_ns = 0;         // each bucket's width (0: no timeline)
+  std::vector<MemoryTimeline> timeline;    // by process, then pool name
 };
 
 inline constexpr const char* kNoZone = "(no zone)";
