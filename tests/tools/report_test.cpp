@@ -1,17 +1,23 @@
 // `ringprof report`: the page is self-contained (no network), its embedded
-// data carries exactly the figures `ringprof table` and `ringprof gpu`
-// compute, a name that would close the script element cannot, and a job
-// gets its ranks section.
+// data carries exactly the figures `ringprof table`, `ringprof gpu`,
+// `ringprof memory` and `ringprof table --samples` compute, the charts over
+// time and the flame graph's tree are exact on hand-placed events, a name
+// that would close the script element cannot, and a job gets its ranks
+// section.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "ringprof/tools/gpu_summary.h"
 #include "ringprof/tools/html_report.h"
+#include "ringprof/tools/memory_summary.h"
 #include "ringprof/tools/op_table.h"
+#include "ringprof/tools/sample_table.h"
 #include "support/job_builder.h"
 #include "support/test_support.h"
+#include "support/trace_builder.h"
 
 namespace ringprof {
 namespace {
@@ -48,13 +54,18 @@ TEST(Report, SelfContainedPageWhoseDataEqualsTheTables) {
   write_html_report(reader, {}, out);
   const std::string html = out.str();
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
-  // Nothing fetched: no src, no link, no fetch, no URL but SVG's namespace.
-  for (const char* never : {" src=", "<link", "url(", "fetch(", "XMLHttpRequest", "import(", "https://"})
+  // Nothing fetched: no src, no link, no fetch, no URL but SVG's namespace
+  // and the Perfetto UI, which only a click on its button opens.
+  for (const char* never : {" src=", "<link", "url(", "fetch(", "XMLHttpRequest", "import(", "@import"})
     EXPECT_EQ(html.find(never), std::string::npos) << never;
-  size_t urls = 0, svg_ns = 0;
-  for (size_t at = 0; (at = html.find("http://", at)) != std::string::npos; ++at) ++urls;
-  for (size_t at = 0; (at = html.find("http://www.w3.org/2000/svg", at)) != std::string::npos; ++at) ++svg_ns;
-  EXPECT_EQ(urls, svg_ns);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = 0; (at = html.find(what, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("http://"), count("http://www.w3.org/2000/svg"));
+  EXPECT_EQ(count("https://"), count("https://ui.perfetto.dev"));
+  EXPECT_EQ(count("https://ui.perfetto.dev"), 1u);
   // The hostile name did not end the data early: exactly the page's two
   // scripts are closed.
   size_t closes = 0;
@@ -100,6 +111,139 @@ TEST(Report, SelfContainedPageWhoseDataEqualsTheTables) {
   }
 }
 
+// Hand-placed memory, samples, GPU records and zones over a range of exactly
+// 400 us, so each of the 400 buckets of the charts over time is 1 us wide.
+constexpr uint64_t T = 5'000'000'000ull;
+
+std::string write_detailed(test::TempDir& dir) {
+  testing::TraceBuilder b(777, T - 1'000'000);
+  const uint32_t main_t = b.thread(100, "main"), small = b.thread(101, "small");
+  const uint32_t run = b.location("run"), tick = b.location("tick"), blip = b.location("blip"), heap = b.location("heap");
+  b.begin(main_t, T, run);  // the range's first event
+  b.alloc(main_t, T + 10'000, heap, 0xa000, 1000);
+  b.alloc(main_t, T + 20'500, heap, 0xb000, 500);
+  b.free(main_t, T + 30'000, heap, 0xa000);
+  b.free(main_t, T + 50'000, heap, 0xb000);
+  b.alloc(main_t, T + 60'000, heap, 0xc000, 64);  // still live at the end
+  // Stacks, leaf first: 0x10 under 0x20 (3 samples), 0x30 under 0x20 (1), 0x20 alone (2).
+  const uint32_t s1 = b.stack({0x10, 0x20}), s2 = b.stack({0x30, 0x20}), s3 = b.stack({0x20});
+  b.sampler("perf_event", 1000);
+  for (int i = 0; i < 3; ++i) b.sample(main_t, T + 70'000 + i * 1000, s1);
+  b.sample(main_t, T + 80'000, s2);
+  for (int i = 0; i < 2; ++i) b.sample(main_t, T + 90'000 + i * 1000, s3);
+  b.begin(small, T + 1000, tick);
+  b.end(small, T + 2000);
+  b.begin(small, T + 3000, blip);
+  b.end(small, T + 3010);  // 10 ns: under a 20000th of the range, not drawn
+  b.end(main_t, T + 399'999);  // the range's last event
+  // Two kernels on two streams overlapping (their union is 3.5 us) and a copy of 250 ns.
+  const uint32_t k = b.gpu_name("kern");
+  GpuActivity a;
+  a.kind = GpuKind::Kernel;
+  a.name = k;
+  a.start_ns = T + 100'000, a.end_ns = T + 102'000, a.stream = 1;
+  b.gpu(a);
+  a.start_ns = T + 101'000, a.end_ns = T + 103'500, a.stream = 2;
+  b.gpu(a);
+  GpuActivity c;
+  c.kind = GpuKind::Memcpy;
+  c.sub_kind = static_cast<uint8_t>(GpuCopyKind::HtoD);
+  c.bytes = 4096;
+  c.start_ns = T + 200'000, c.end_ns = T + 200'250;
+  b.gpu(c);
+  b.flush();
+  const std::string path = dir.file("detailed.rpf");
+  test::write_file(path, b.bytes());
+  return path;
+}
+
+TEST(Report, MemorySamplesGpuOverTimeAndTimelineAreExact) {
+  test::TempDir dir;
+  const std::string path = write_detailed(dir);
+  TraceReader reader({path});
+  std::ostringstream out;
+  write_html_report(reader, {}, out);
+  const nlohmann::json d = page_data(out.str());
+
+  // Memory: the same rows as `ringprof memory`, and the live bytes per bucket.
+  TraceReader again({path});
+  MemoryOptions mo;
+  const MemorySummary mem = compute_memory_summary(again, mo);
+  const nlohmann::json& m = d["memory"];
+  ASSERT_TRUE(m.is_object());
+  ASSERT_EQ(m["pools"].size(), mem.pools.size());
+  EXPECT_EQ(m["pools"][0]["pool"], "heap");
+  EXPECT_EQ(m["pools"][0]["peak_bytes"], 1500);
+  EXPECT_EQ(m["pools"][0]["allocated_bytes"], mem.pools[0].bytes_allocated);
+  EXPECT_EQ(m["pools"][0]["net_bytes"], 64);
+  ASSERT_EQ(m["live"].size(), 1u);
+  EXPECT_EQ(m["live"][0]["zone"], "run");
+  EXPECT_EQ(m["live"][0]["bytes"], 64);
+  EXPECT_EQ(m["timeline"]["begin_ns"], T);
+  EXPECT_EQ(m["timeline"]["bucket_ns"], 1000);
+  ASSERT_EQ(m["timeline"]["lines"].size(), 1u);
+  const nlohmann::json& high = m["timeline"]["lines"][0]["high"];
+  ASSERT_EQ(high.size(), 400u);
+  for (size_t i = 0; i < 400; ++i) {
+    // 1000 B from 10 us, 1500 from 20.5 us, the free at 30 us leaves 500 (the
+    // bucket keeps its high of 1500), 0 from 50 us, 64 from 60 us.
+    const int64_t want = i < 10 ? 0 : i < 20 ? 1000 : i <= 30 ? 1500 : i < 50 ? 500 : i == 50 ? 500 : i < 60 ? 0 : 64;
+    EXPECT_EQ(high[i], want) << "bucket " << i;
+  }
+
+  // Samples: the top functions are `ringprof table --samples`'s rows; the
+  // tree is all(6) -> 0x20(6, self 2) -> {0x10(3), 0x30(1)}, heaviest first.
+  StackResolver resolver;
+  TraceReader third({path});
+  const SampleTable st = compute_sample_table(third, collect_samples(third, {}), resolver);
+  const nlohmann::json& sm = d["samples"];
+  ASSERT_TRUE(sm.is_object());
+  EXPECT_EQ(sm["samples"], 6);
+  ASSERT_EQ(sm["top"].size(), st.rows.size());
+  for (size_t i = 0; i < st.rows.size(); ++i) {
+    EXPECT_EQ(sm["top"][i]["function"], st.rows[i].function);
+    EXPECT_EQ(sm["top"][i]["self"], st.rows[i].self);
+    EXPECT_EQ(sm["top"][i]["total"], st.rows[i].total);
+  }
+  const nlohmann::json& names = sm["flame"]["names"];
+  std::vector<std::string> tree;
+  for (const nlohmann::json& n : sm["flame"]["nodes"])
+    tree.push_back(names[n[0].get<size_t>()].get<std::string>() + " parent " + std::to_string(n[1].get<int>()) +
+                   " total " + std::to_string(n[2].get<int>()) + " self " + std::to_string(n[3].get<int>()));
+  EXPECT_EQ(tree, (std::vector<std::string>{"all parent 0 total 6 self 0", "0x20 parent 0 total 6 self 2",
+                                            "0x10 parent 1 total 3 self 3", "0x30 parent 1 total 1 self 1"}));
+
+  // GPU utilisation: buckets 100-102 busy whole, 103 half, 200 a quarter.
+  const nlohmann::json& u = d["gpu"]["utilization_over_time"];
+  ASSERT_EQ(u["devices"].size(), 1u);
+  EXPECT_EQ(u["devices"][0]["busy_ns"], 3500 + 250);
+  const nlohmann::json& busy = u["devices"][0]["busy"];
+  ASSERT_EQ(busy.size(), 400u);
+  for (size_t i = 0; i < 400; ++i) {
+    const double want = (i >= 100 && i <= 102) ? 1.0 : i == 103 ? 0.5 : i == 200 ? 0.25 : 0.0;
+    EXPECT_DOUBLE_EQ(busy[i].get<double>(), want) << "bucket " << i;
+  }
+
+  // Timeline: main (busy the whole range), then small, then the GPU's two
+  // busy spans; the 10 ns zone is left out.
+  const nlohmann::json& tl = d["timeline"];
+  ASSERT_EQ(tl["lanes"].size(), 3u);
+  EXPECT_EQ(tl["lanes"][0]["label"], "main (100)");
+  EXPECT_EQ(tl["lanes"][0]["busy_ns"], 399'999);
+  EXPECT_EQ(tl["lanes"][1]["label"], "small (101)");
+  EXPECT_EQ(tl["lanes"][1]["busy_ns"], 1010);
+  EXPECT_EQ(tl["lanes"][1]["left_out"], 1);
+  ASSERT_EQ(tl["lanes"][1]["spans"].size(), 1u);
+  const nlohmann::json& span = tl["lanes"][1]["spans"][0];  // [begin, end] from the range's start, name, depth
+  EXPECT_EQ(span[0], 1000);
+  EXPECT_EQ(span[1], 2000);
+  EXPECT_EQ(tl["names"][span[2].get<size_t>()], "tick");
+  EXPECT_EQ(span[3], 0);
+  EXPECT_EQ(tl["lanes"][2]["gpu"], true);
+  EXPECT_EQ(tl["lanes"][2]["spans"], (nlohmann::json{{100'000, 103'500, 0, 0}, {200'000, 200'250, 0, 0}}));
+  EXPECT_EQ(tl["perfetto_file"], "");  // written only by the CLI
+}
+
 TEST(Report, AJobHasItsRanks) {
   test::TempDir dir;
   for (int k = 0; k < 2; ++k) {
@@ -124,7 +268,19 @@ TEST(ReportCli, WritesThePage) {
   const test::CommandResult r = test::run_command(std::string(RINGPROF_CLI) + " report " + test::shell_quote(path) +
                                                   " -o " + test::shell_quote(page));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(page_data(test::read_text(page))["operators"]["rows"].size(), 2u);
+  const nlohmann::json d = page_data(test::read_text(page));
+  EXPECT_EQ(d["operators"]["rows"].size(), 2u);
+  // The full trace beside the page, which the timeline links to by its name.
+  EXPECT_EQ(d["timeline"]["perfetto_file"], "report.perfetto-trace");
+  EXPECT_GT(test::read_text(dir.file("report.perfetto-trace")).size(), 0u);
+  // --no-trace: no file, no link.
+  const std::string bare = dir.file("bare.html");
+  ASSERT_EQ(test::run_command(std::string(RINGPROF_CLI) + " report --no-trace " + test::shell_quote(path) + " -o " +
+                              test::shell_quote(bare))
+                .exit_code,
+            0);
+  EXPECT_EQ(page_data(test::read_text(bare))["timeline"]["perfetto_file"], "");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bare.perfetto-trace")));
   // -o is required.
   EXPECT_EQ(test::run_command(std::string(RINGPROF_CLI) + " report " + test::shell_quote(path)).exit_code, 1);
 }
