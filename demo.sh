@@ -13,7 +13,9 @@ RINGPROF_DIR=build/demo-recording ./build/release/examples/ringprof_demo 400
 ./build/release/tools/ringprof convert build/demo-recording -o build/demo-trace.pftrace
 ./build/release/tools/ringprof convert build/demo-recording -o build/demo-trace.json
 ./build/release/tools/ringprof table build/demo-recording --top 10
+./build/release/tools/ringprof report build/demo-recording -o build/demo-report.html
 echo
 echo "recording:    $(pwd)/build/demo-recording"
 echo "Perfetto trace: $(pwd)/build/demo-trace.pftrace  (open it in https://ui.perfetto.dev, \"Open trace file\")"
 echo "Chrome trace:   $(pwd)/build/demo-trace.json  (https://ui.perfetto.dev or chrome://tracing)"
+echo "Report page:    $(pwd)/build/demo-report.html  (open it in a browser; offline)"

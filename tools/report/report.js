@@ -44,8 +44,9 @@
 
   // A table: columns [{key, label, type}], sorted by `sortKey` descending at
   // first; a click on a header sorts by it (again: the other way).
+  var kRows = 500;
   function table(id, columns, rows, sortKey) {
-    var state = { key: sortKey, desc: true, filter: '' };
+    var state = { key: sortKey, desc: true, filter: '', all: false };
     var tbody = el('tbody');
     var heads = columns.map(function (c) {
       var th = el('th', { text: c.label, 'data-key': c.key });
@@ -72,12 +73,20 @@
         return state.desc ? -c : c;
       });
       tbody.textContent = '';
-      shown.forEach(function (r) {
+      // The first kRows rows are drawn (a page stays quick with thousands of
+      // names); a click on the last row draws the rest. Sorting and the
+      // filter always work on every row.
+      shown.slice(0, state.all ? shown.length : kRows).forEach(function (r) {
         tbody.appendChild(el('tr', {}, columns.map(function (c) {
           var v = r[c.key];
           return el('td', { text: formats[c.type](v), 'data-value': v === null ? '' : String(v) });
         })));
       });
+      if (!state.all && shown.length > kRows) {
+        var more = el('td', { colspan: columns.length, class: 'more', text: 'show all ' + shown.length + ' rows' });
+        more.addEventListener('click', function () { state.all = true; draw(); });
+        tbody.appendChild(el('tr', { class: 'more-rows' }, [more]));
+      }
     }
     draw();
     return el('div', {}, [filter, t]);
@@ -113,6 +122,18 @@
     ['GPU records', formats.count(o.gpu_records) + (o.gpu_dropped_records ? ' (' + o.gpu_dropped_records + ' dropped by CUPTI)' : ''), o.gpu_dropped_records ? 'warn' : ''],
     ['damaged segments', formats.count(o.damaged_segments), o.damaged_segments ? 'warn' : '']
   ])]);
+
+  // Findings: known problems the rules found (docs/report.md#findings), most
+  // severe first, each with its evidence and what to do.
+  var found = data.findings || [];
+  section('findings', 'Findings', found.length ? found.map(function (f) {
+    var figs = Object.keys(f.figures).map(function (k) { return el('span', { class: 'fig', 'data-name': k, text: k + ' ' + f.figures[k] }); });
+    return el('div', { class: 'finding ' + f.severity, 'data-rule': f.rule, 'data-severity': f.severity }, [
+      el('h3', {}, [el('span', { class: 'sev', text: f.severity }), document.createTextNode(' ' + f.title)]),
+      el('p', { text: f.evidence }),
+      el('p', { class: 'advice', text: 'What to do: ' + f.advice }),
+      figs.length ? el('details', {}, [el('summary', { text: 'figures' })].concat(figs)) : null]);
+  }) : [el('p', { class: 'none', text: 'No known problem found by the rules (docs/report.md lists them).' })]);
 
   // Step time breakdown: one stacked bar per step. With GPU records the parts
   // add up to the step: kernels computing, communication not hidden under

@@ -7,6 +7,7 @@
 #include "report/report_samples.h"
 #include "report/report_timeline.h"
 #include "ringprof/gpu.h"
+#include "ringprof/tools/findings.h"
 #include "ringprof/tools/gpu_summary.h"
 #include "ringprof/tools/html_report.h"
 #include "ringprof/tools/memory_summary.h"
@@ -346,6 +347,25 @@ void timeline(JsonWriter& j, const internal::ReportTimeline& t, const std::strin
   j.close('}');
 }
 
+void findings(JsonWriter& j, const std::vector<Finding>& found) {
+  j.key("findings");
+  j.open('[');
+  for (const Finding& f : found) {
+    j.open('{');
+    j.field("rule", f.rule);
+    j.field("severity", std::string(finding_severity_name(f.severity)));
+    j.field("title", f.title);
+    j.field("evidence", f.evidence);
+    j.field("advice", f.advice);
+    j.key("figures");
+    j.open('{');
+    for (const auto& [name, value] : f.figures) j.field(name.c_str(), value);
+    j.close('}');
+    j.close('}');
+  }
+  j.close(']');
+}
+
 bool is_job(const TraceReader& reader) {
   size_t ranked = 0;
   for (const ProcessState& p : reader.processes())
@@ -381,6 +401,10 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   j.open('{');
   j.field("version", std::string("1"));
   overview(j, info);
+  FindingsOptions fo;
+  fo.window = options.window;
+  fo.thread = options.thread;
+  findings(j, find_problems(reader, fo, &ranks));
   TableOptions table;
   table.window = options.window;
   table.thread = options.thread;
