@@ -7,7 +7,13 @@ PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libconcurrentqueue-dev libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler \
 libgtest-dev libbenchmark-dev nlohmann-json3-dev libdw-dev libelf-dev \
 libprotobuf-dev protobuf-compiler golang-go libcli11-dev \
-python3-dev pybind11-dev python3-pybind11 python3-torch libtorch-dev python3-pandas"
+python3-dev pybind11-dev python3-pybind11 python3-torch libtorch-dev python3-pandas chromium"
+# The report page's browser tests (tests/browser) run on Node.js with npm:
+# Debian's, unless a node and an npm are on PATH already (NodeSource's nodejs,
+# say, which brings its own npm and conflicts with Debian's).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES="$PACKAGES nodejs npm"
+fi
 
 missing=""
 for p in $PACKAGES; do

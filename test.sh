@@ -1,9 +1,10 @@
 #!/bin/sh
 # Quick start, step two: the whole test suite. Builds and runs the GoogleTest
-# suites three times (release with -Werror, ASan+UBSan, TSan), fuzzes the
-# segment decoder for a bounded time, builds the benchmarks and holds them to
-# bench/budgets.txt (bench/gate.sh), and checks that an installed ringprof
-# works from CMake and from pkg-config.
+# suites three times (release with -Werror, ASan+UBSan, TSan), with the report
+# page's headless-Chromium test in the release one, fuzzes the segment decoder
+# for a bounded time, builds the benchmarks and holds them to bench/budgets.txt
+# (bench/gate.sh), and checks that an installed ringprof works from CMake and
+# from pkg-config.
 #   RINGPROF_FUZZ_SECONDS (default 60)   RINGPROF_TEST_CONFIGS (default "release asan tsan")
 set -eu
 cd "$(dirname "$0")"
@@ -19,6 +20,11 @@ FAILED=""
 TOTAL=0
 FAILED_TESTS=0
 fail() { FAILED="$FAILED $1"; echo "test.sh: $2" >&2; }
+
+# The report page's browser test (tests/browser) is registered by the release
+# configuration only where its npm packages are installed: install them first
+# (once; again when package-lock.json changes).
+tests/browser/setup.sh || fail browser "npm ci in tests/browser failed: the report page's browser test cannot run"
 
 run_config() {
   name="$1"; shift
@@ -43,7 +49,7 @@ run_config() {
 
 for c in $CONFIGS; do
   case "$c" in
-    release) run_config release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGPROF_BUILD_BENCH=ON ;;
+    release) run_config release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGPROF_BUILD_BENCH=ON -DRINGPROF_REQUIRE_BROWSER_TEST=ON ;;
     asan) run_config asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
             -DRINGPROF_SANITIZE=address,undefined -DRINGPROF_BUILD_BENCH=OFF ;;
     # die_after_fork=0: the fork tests start threads in a child of a
