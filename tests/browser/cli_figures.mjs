@@ -116,6 +116,7 @@ export function readCli(cli, recording) {
   f.memory = { pools, zones, live };
   f.gpu = parseGpu(runCli(cli, ['gpu', recording]));
   f.ranks = JSON.parse(runCli(cli, ['ranks', '--per-step', '--format', 'json', recording]));
+  f.findings = JSON.parse(runCli(cli, ['findings', '--format', 'json', recording]));
   return f;
 }
 

@@ -89,6 +89,23 @@ export async function checkOverview(c, page, info) {
   else c.ok(`overview events equal \`ringprof info\` (${events})`);
 }
 
+// The findings, in order, with their severity, title and figures, equal
+// what `ringprof findings --format json` prints.
+export async function checkFindings(c, page, f) {
+  const shown = await page.$$eval('#section-findings div.finding', (ds) => ds.map((d) => ({
+    rule: d.getAttribute('data-rule'), severity: d.getAttribute('data-severity'),
+    title: d.querySelector('h3').textContent,
+    figures: Object.fromEntries([...d.querySelectorAll('.fig')].map((s) => [s.getAttribute('data-name'),
+      s.textContent.slice(s.getAttribute('data-name').length + 1)])) })));
+  const want = f.findings.map((x) => ({ rule: x.rule, severity: x.severity, title: `${x.severity} ${x.title}`,
+    figures: x.figures }));
+  const what = `findings equal \`ringprof findings\` (${want.map((x) => x.rule).join(', ') || 'none'})`;
+  if (JSON.stringify(shown) !== JSON.stringify(want))
+    return c.fail(what, `page ${JSON.stringify(shown).slice(0, 400)} vs CLI ${JSON.stringify(want).slice(0, 400)}`);
+  if (!want.length && !(await page.$('#section-findings p.none'))) return c.fail(what, 'no "none found" line');
+  c.ok(what);
+}
+
 export async function checkOperators(c, page, f) {
   const cols = [['calls', 'calls', same], ['total_ns', 'total_us', us], ['self_ns', 'self_us', us],
     ['avg_ns', 'avg_us', us], ['min_ns', 'min_us', us], ['max_ns', 'max_us', us]];

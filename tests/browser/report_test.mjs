@@ -115,6 +115,7 @@ async function checkPage(browser, rec) {
   const present = await checks.checkSections(c, page, expected);
   await checks.screenshots(c, page, present, dir);
   if (present.has('overview')) await checks.checkOverview(c, page, info);
+  if (present.has('findings')) await checks.checkFindings(c, page, f);
   if (present.has('steps')) await checks.checkSteps(c, page, f);
   if (present.has('operators')) await checks.checkOperators(c, page, f);
   if (present.has('gpu')) await checks.checkGpu(c, page, f);

@@ -285,5 +285,38 @@ TEST(ReportCli, WritesThePage) {
   EXPECT_EQ(test::run_command(std::string(RINGPROF_CLI) + " report " + test::shell_quote(path)).exit_code, 1);
 }
 
+// `ringprof findings`: the recording of write_recording() has 9 whole steps of
+// 1 ms whose GPU is idle 780 us each (78%, past the critical 60% of gpu_idle);
+// write_detailed()'s has no steps, 6 samples (under the 50 a sample rule
+// needs), 2 kernels and no drops: nothing to find.
+TEST(ReportCli, FindingsPrintsTheRulesFindingsAndGatesOnSeverity) {
+  test::TempDir dir;
+  const std::string idle = write_recording(dir);
+  const std::string quiet = write_detailed(dir);
+  const std::string cli = std::string(RINGPROF_CLI) + " findings ";
+  const test::CommandResult text = test::run_command(cli + test::shell_quote(idle));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("CRITICAL gpu_idle: ", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("\n  what to do: "), std::string::npos);
+  const test::CommandResult json = test::run_command(cli + "--format json " + test::shell_quote(idle));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json found = nlohmann::json::parse(json.out);
+  ASSERT_GE(found.size(), 1u);
+  EXPECT_EQ(found[0]["rule"], "gpu_idle");
+  EXPECT_EQ(found[0]["severity"], "critical");
+  EXPECT_EQ(found[0]["figures"]["idle_pct_median"], "78.0");
+  // The page embeds the same document.
+  TraceReader reader({idle});
+  std::ostringstream page;
+  write_html_report(reader, {}, page);
+  EXPECT_EQ(page_data(page.str())["findings"], found);
+  // --fail-on: exit 3 at or above the level, 0 below it or with nothing found.
+  EXPECT_EQ(test::run_command(cli + "--fail-on critical " + test::shell_quote(idle)).exit_code, 3);
+  const test::CommandResult none = test::run_command(cli + "--fail-on info " + test::shell_quote(quiet));
+  EXPECT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_EQ(none.out, "No known problem found (the rules: docs/report.md#findings).\n");
+  EXPECT_EQ(test::run_command(cli + "--fail-on severe " + test::shell_quote(idle)).exit_code, 1);  // usage
+}
+
 }  // namespace
 }  // namespace ringprof

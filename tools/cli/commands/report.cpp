@@ -1,4 +1,6 @@
-// `ringprof report`: one self-contained HTML page about a recording.
+// `ringprof report`: one self-contained HTML page about a recording; and
+// `ringprof findings`: the page's findings on stdout.
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -6,9 +8,11 @@
 #include "commands.h"
 #include "options.h"
 #include "reporting.h"
+#include "ringprof/tools/findings.h"
 #include "ringprof/tools/html_report.h"
 #include "ringprof/tools/output_file.h"
 #include "ringprof/tools/perfetto_trace.h"
+#include "ringprof/tools/rank_report.h"
 
 namespace ringprof::cli {
 namespace {
@@ -65,6 +69,39 @@ int run_report(const ReportPageArgs& a) {
   return report_problems(input.reader());
 }
 
+struct FindingsArgs {
+  std::vector<std::string> paths;
+  WindowSpec window;
+  std::string thread;
+  std::string format = "text";
+  std::string fail_on;  // "" never; "info", "warning" or "critical"
+};
+
+// Exit 3 (as `ringprof diff` on a regression) when a finding is at least as
+// severe as --fail-on: a CI job can gate on the rules.
+constexpr int kExitFound = 3;
+
+int run_findings(const FindingsArgs& a) {
+  check_window(a.window);
+  if (const int status = place_window(a.paths, a.window)) return status;
+  Input input(a.paths, /*align_by_collectives=*/false);  // the ranks scan below aligns
+  const RanksReport ranks = analyse_ranks(input.reader(), {});
+  FindingsOptions options;
+  options.window = a.window;
+  options.thread = a.thread;
+  const std::vector<Finding> found = find_problems(input.reader(), options, &ranks);
+  std::fputs(format_findings(found, a.format == "json" ? FindingsFormat::Json : FindingsFormat::Text).c_str(), stdout);
+  std::fflush(stdout);
+  const int status = report_problems(input.reader());
+  if (status != kExitOk || a.fail_on.empty()) return status;
+  const FindingSeverity least = a.fail_on == "critical" ? FindingSeverity::Critical
+                                : a.fail_on == "warning" ? FindingSeverity::Warning
+                                                         : FindingSeverity::Info;
+  for (const Finding& f : found)
+    if (f.severity >= least) return kExitFound;
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_report_page_commands(CLI::App& app) {
@@ -81,6 +118,18 @@ void add_report_page_commands(CLI::App& app) {
              "links to");
   add_window_options(r, args->window);
   on_run(r, [args] { return run_report(*args); });
+
+  auto found = std::make_shared<FindingsArgs>();
+  CLI::App& f = *app.add_subcommand("findings", "known performance problems, with evidence and what to do");
+  f.group("Reports");
+  f.footer("The rules and their thresholds: docs/report.md#findings. Exit 3 with --fail-on when one is found.");
+  add_paths(f, found->paths);
+  f.add_option("--format", found->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  f.add_option("--fail-on", found->fail_on, "exit 3 when a finding is at least this severe: info, warning, critical")
+      ->check(CLI::IsMember({"info", "warning", "critical"}));
+  add_thread_option(f, found->thread);
+  add_window_options(f, found->window);
+  on_run(f, [found] { return run_findings(*found); });
 }
 
 }  // namespace ringprof::cli

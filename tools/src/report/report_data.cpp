@@ -347,25 +347,6 @@ void timeline(JsonWriter& j, const internal::ReportTimeline& t, const std::strin
   j.close('}');
 }
 
-void findings(JsonWriter& j, const std::vector<Finding>& found) {
-  j.key("findings");
-  j.open('[');
-  for (const Finding& f : found) {
-    j.open('{');
-    j.field("rule", f.rule);
-    j.field("severity", std::string(finding_severity_name(f.severity)));
-    j.field("title", f.title);
-    j.field("evidence", f.evidence);
-    j.field("advice", f.advice);
-    j.key("figures");
-    j.open('{');
-    for (const auto& [name, value] : f.figures) j.field(name.c_str(), value);
-    j.close('}');
-    j.close('}');
-  }
-  j.close(']');
-}
-
 bool is_job(const TraceReader& reader) {
   size_t ranked = 0;
   for (const ProcessState& p : reader.processes())
@@ -404,7 +385,8 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   FindingsOptions fo;
   fo.window = options.window;
   fo.thread = options.thread;
-  findings(j, find_problems(reader, fo, &ranks));
+  j.key("findings");
+  j.raw(format_findings(find_problems(reader, fo, &ranks), FindingsFormat::Json));
   TableOptions table;
   table.window = options.window;
   table.thread = options.thread;

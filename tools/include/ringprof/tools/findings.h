@@ -60,4 +60,11 @@ struct FindingsOptions {
 // the reader's clocks, as the findings then read them).
 std::vector<Finding> find_problems(TraceReader& reader, const FindingsOptions& options, const RanksReport* ranks);
 
+// `ringprof findings` and the report page. Text: per finding a line
+// "SEVERITY rule: title", then the evidence and "what to do: advice",
+// indented; "No known problem found." when there are none. JSON: an array of
+// {"rule", "severity", "title", "evidence", "advice", "figures": {name: value}}.
+enum class FindingsFormat { Text, Json };
+std::string format_findings(const std::vector<Finding>& findings, FindingsFormat format);
+
 }  // namespace ringprof
