@@ -31,6 +31,7 @@ struct ZoneRecord {
 };
 
 using internal::ReorderWindow;
+using internal::StreamMergeWindow;
 
 // Dense ids for strings, each stored once.
 struct NameIds {
@@ -119,7 +120,7 @@ struct RankScanner::Impl {
 
   // Closed zones wait here until later ones have come (threads' events
   // arrive a drain round apart), then are accounted in end order.
-  ReorderWindow<ZoneRecord> zone_window{RankScan::kZoneWindow};
+  StreamMergeWindow<ZoneRecord> zone_window{RankScan::kZoneWindow};  // one stream per thread
   uint64_t zones_released_to = 0;
 
   // GPU sweep.
@@ -194,7 +195,8 @@ struct RankScanner::Impl {
       if (c.total == kNoName) c.total = names.id(c.name);
       name = c.total;
     }
-    zone_window.push({z.begin_ns, z.end_ns, z.self_ns(), name}, [this](const ZoneRecord& r) { account_zone(r); });
+    zone_window.push(z.thread_index, {z.begin_ns, z.end_ns, z.self_ns(), name},
+                     [this](const ZoneRecord& r) { account_zone(r); });
   }
 
   // A zone, in end order across the process's threads: its self time is CPU

@@ -20,7 +20,8 @@
 // Memory is bounded whatever the trace's size: GPU intervals pass through a
 // reorder window of kGpuWindow records (CUPTI hands records over roughly in
 // time order) and are then swept once; closed zones pass through one of
-// kZoneWindow zones and are accounted in end order (each thread's events
+// kZoneWindow zones, merged from per-thread queues (a thread's zones close
+// in end order), and are accounted in end order (each thread's events
 // arrive a drain round apart, so another thread's zones may come before the
 // step mark that precedes them); only the latest kMaxCollectives calls are
 // kept; steps cost one row each. A GPU record that starts before what the
