@@ -232,7 +232,8 @@ TEST(Report, MemorySamplesGpuOverTimeAndTimelineAreExact) {
   EXPECT_EQ(tl["lanes"][0]["busy_ns"], 399'999);
   EXPECT_EQ(tl["lanes"][1]["label"], "small (101)");
   EXPECT_EQ(tl["lanes"][1]["busy_ns"], 1010);
-  EXPECT_EQ(tl["lanes"][1]["left_out"], 1);
+  EXPECT_EQ(tl["lanes"][1]["too_short"], 1);  // its 10 ns stretch is too short to draw as covered, too
+  EXPECT_EQ(tl["lanes"][1]["over_budget"], 0);
   ASSERT_EQ(tl["lanes"][1]["spans"].size(), 1u);
   const nlohmann::json& span = tl["lanes"][1]["spans"][0];  // [begin, end] from the range's start, name, depth
   EXPECT_EQ(span[0], 1000);
@@ -242,6 +243,54 @@ TEST(Report, MemorySamplesGpuOverTimeAndTimelineAreExact) {
   EXPECT_EQ(tl["lanes"][2]["gpu"], true);
   EXPECT_EQ(tl["lanes"][2]["spans"], (nlohmann::json{{100'000, 103'500, 0, 0}, {200'000, 200'250, 0, 0}}));
   EXPECT_EQ(tl["perfetto_file"], "");  // written only by the CLI
+}
+
+// A thread busy with many short zones still shows, as the stretch they
+// cover; only the 8 busiest GPUs get a lane.
+TEST(Report, TimelineCoversShortZonesAndKeepsTheBusiestGpus) {
+  test::TempDir dir;
+  testing::TraceBuilder b(778, T - 1'000'000);
+  const uint32_t main_t = b.thread(100, "main"), server = b.thread(102, "server");
+  const uint32_t run = b.location("run"), req = b.location("request");
+  b.begin(main_t, T, run);
+  // 2000 requests of 10 ns, 5 ns apart: each under the visible 20 ns
+  // (400 us / 20000), and so are the gaps between them.
+  for (uint64_t k = 0; k < 2000; ++k) {
+    b.begin(server, T + 1000 + 15 * k, req);
+    b.end(server, T + 1000 + 15 * k + 10);
+  }
+  b.end(main_t, T + 399'999);
+  // Nine GPUs, device d busy (d + 1) us.
+  const uint32_t kern = b.gpu_name("kern");
+  for (uint32_t d = 0; d < 9; ++d) {
+    GpuActivity a;
+    a.kind = GpuKind::Kernel;
+    a.name = kern;
+    a.device = d;
+    a.start_ns = T + 10'000;
+    a.end_ns = a.start_ns + (d + 1) * 1000;
+    b.gpu(a);
+  }
+  b.flush();
+  const std::string path = dir.file("short.rpf");
+  test::write_file(path, b.bytes());
+  TraceReader reader({path});
+  std::ostringstream out;
+  write_html_report(reader, {}, out);
+  const nlohmann::json tl = page_data(out.str())["timeline"];
+  ASSERT_EQ(tl["lanes"].size(), 2u + 8u);
+  EXPECT_EQ(tl["lanes"][1]["label"], "server (102)");
+  EXPECT_EQ(tl["lanes"][1]["busy_ns"], 2000 * 10);
+  EXPECT_EQ(tl["lanes"][1]["too_short"], 2000);
+  ASSERT_EQ(tl["lanes"][1]["spans"].size(), 1u);
+  const nlohmann::json& span = tl["lanes"][1]["spans"][0];
+  EXPECT_EQ(span[0], 1000);
+  EXPECT_EQ(span[1], 1000 + 15 * 1999 + 10);
+  EXPECT_EQ(tl["names"][span[2].get<size_t>()], "(short zones)");
+  for (size_t i = 0; i < 8; ++i) {  // GPUs 8 down to 1; GPU 0, the least busy, has no lane
+    EXPECT_EQ(tl["lanes"][2 + i]["label"], "GPU " + std::to_string(8 - i));
+    EXPECT_EQ(tl["lanes"][2 + i]["busy_ns"], (9 - i) * 1000);
+  }
 }
 
 TEST(Report, AJobHasItsRanks) {
@@ -281,6 +330,11 @@ TEST(ReportCli, WritesThePage) {
             0);
   EXPECT_EQ(page_data(test::read_text(bare))["timeline"]["perfetto_file"], "");
   EXPECT_FALSE(std::filesystem::exists(dir.file("bare.perfetto-trace")));
+  // A page named like its trace would overwrite it: refused.
+  EXPECT_EQ(test::run_command(std::string(RINGPROF_CLI) + " report " + test::shell_quote(path) + " -o " +
+                              test::shell_quote(dir.file("x.perfetto-trace")))
+                .exit_code,
+            1);
   // -o is required.
   EXPECT_EQ(test::run_command(std::string(RINGPROF_CLI) + " report " + test::shell_quote(path)).exit_code, 1);
 }

@@ -244,7 +244,7 @@
     var u = g.utilization_over_time, many = u.devices.some(function (d) { return d.pid !== u.devices[0].pid; });
     document.getElementById('section-gpu').insertBefore(el('div', {}, [el('h3', { text: 'Utilization over time' }),
       timeChart('gpu-utilization-chart', u.devices.map(function (d) {
-        return { label: 'GPU ' + d.device + (many ? ' (pid ' + d.pid + ')' : '') + ': ' + pct(d.busy_ns / (u.bucket_ns * d.busy.length)) + ' busy',
+        return { label: 'GPU ' + d.device + (many ? ' (pid ' + d.pid + ')' : '') + ': ' + pct(d.busy_ns / u.range_ns) + ' busy',
           values: d.busy };
       }), u.bucket_ns, 1, pct)]), document.querySelector('#section-gpu h3'));
   }
@@ -293,7 +293,7 @@
       n.depth = nodes[n.parent].depth + 1;
     });
     nodes.forEach(function (n) { n.path = n.i === 0 ? n.name : nodes[n.parent].path + ';' + n.name; });
-    var maxDepth = Math.max.apply(null, nodes.map(function (n) { return n.depth; }));
+    var maxDepth = nodes.reduce(function (m, n) { return Math.max(m, n.depth); }, 0);  // no spread: trees can be huge
     var W = 1200, RH = 18, H = (maxDepth + 1) * RH;
     var chart = svg('svg', { id: 'flame-graph', viewBox: '0 0 ' + W + ' ' + H, width: '100%', class: 'flame' });
     var search = el('input', { id: 'flame-search', class: 'filter', type: 'search', placeholder: 'search functions' });
@@ -447,10 +447,12 @@
     canvas.addEventListener('dblclick', function () { view = { from: 0, to: end }; draw(); });
     window.addEventListener('resize', draw);
     setTimeout(draw, 0);
-    var left = t.lanes.reduce(function (n, l) { return n + l.left_out; }, 0);
+    var short = t.lanes.reduce(function (n, l) { return n + l.too_short; }, 0);
+    var over = t.lanes.reduce(function (n, l) { return n + l.over_budget; }, 0);
     return el('div', { class: 'timeline-box' }, [canvas, tip,
-      el('p', { class: 'muted', text: 'The ' + t.lanes.filter(function (l) { return !l.gpu; }).length + ' busiest threads and the GPUs. ' +
-        (left ? formats.count(left) + ' zones too short to see at this scale are not drawn. ' : '') +
+      el('p', { class: 'muted', text: 'The ' + t.lanes.filter(function (l) { return !l.gpu; }).length + ' busiest threads and the busiest GPUs. ' +
+        (short ? formats.count(short) + ' zones too short to see at this scale are not drawn (outermost ones show as the stretches they cover, "(short zones)"). ' : '') +
+        (over ? formats.count(over) + ' more, the shortest past 4000 a thread, are left out. ' : '') +
         'Wheel: zoom; drag: pan; double click: whole range.' })]);
   }
   // The full trace opens in the Perfetto UI: the page asks for the file

@@ -46,6 +46,7 @@ int run_report(const ReportPageArgs& a) {
   if (!a.no_trace && a.output != "-") {
     // Written first: the page links to it only once it exists.
     const std::string trace = trace_path_for(a.output);
+    if (trace == a.output) usage_error("-o " + a.output + ": the page would overwrite the trace written beside it; name it .html");
     ChromeTraceOptions t;
     t.window = a.window;
     t.thread = a.thread;

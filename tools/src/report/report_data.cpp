@@ -98,6 +98,7 @@ void gpu(JsonWriter& j, const GpuSummary& g, const internal::ReportTimeline& t) 
   j.key("utilization_over_time");
   j.open('{');
   j.field("begin_ns", t.begin_ns);
+  j.field("range_ns", t.range_ns);
   j.field("bucket_ns", t.bucket_ns);
   j.key("devices");
   j.open('[');
@@ -329,7 +330,8 @@ void timeline(JsonWriter& j, const internal::ReportTimeline& t, const std::strin
     j.field("label", lane.label);
     j.field("gpu", lane.gpu);
     j.field("busy_ns", lane.busy_ns);
-    j.field("left_out", lane.spans_left_out);
+    j.field("too_short", lane.too_short);
+    j.field("over_budget", lane.over_budget);
     j.key("spans");
     j.open('[');
     for (const internal::TimelineSpan& s : lane.spans) {

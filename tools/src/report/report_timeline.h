@@ -5,9 +5,13 @@
 // Bounded whatever the recording's length: utilisation is one number per
 // bucket and device; a thread keeps only zones long enough to be seen
 // (kVisibleFraction of the range or longer), at most `zones_per_thread` of
-// them (the longest win), and a GPU lane merges busy spans whose gap is
-// shorter than that. The page zooms into this, not into every event: the
-// full trace is the Perfetto file written beside the page.
+// them (the longest win); its outermost zones too short to see are drawn as
+// the stretches they cover (merged across gaps too short to see), so a thread
+// busy with many short requests still shows. A GPU lane merges busy spans
+// whose gap is shorter than that, coarser when it would pass the same
+// budget, and only the `lanes` busiest GPUs get a lane. The page zooms into
+// this, not into every event: the full trace is the Perfetto file written
+// beside the page.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +25,8 @@ namespace ringprof::internal {
 struct TimelineOptions {
   uint64_t begin_ns = 0;  // the range drawn
   uint64_t end_ns = 0;
-  size_t buckets = 400;            // utilisation buckets
-  size_t threads = 8;              // the busiest threads shown
+  size_t buckets = 400;            // utilisation buckets (at least 1)
+  size_t threads = 8;              // the busiest threads shown, and as many GPUs
   size_t zones_per_thread = 4000;  // at most
   std::string thread;              // "" all; a thread name or kernel tid (as the other commands)
 };
@@ -48,12 +52,17 @@ struct TimelineLane {
   std::string label;     // "thread (tid)" or "GPU n"
   bool gpu = false;
   uint64_t busy_ns = 0;  // outermost zones' time (threads), union (GPUs)
-  uint64_t spans_left_out = 0;  // too short to draw, or past the lane's budget
+  uint64_t too_short = 0;    // zones shorter than the visible length (the outermost drawn as covered stretches)
+  uint64_t over_budget = 0;  // zones left out past the lane's budget (shorter than every one kept)
   std::vector<TimelineSpan> spans;  // by begin
 };
 
+// The name covered stretches of short outermost zones carry.
+inline constexpr const char* kShortZones = "(short zones)";
+
 struct ReportTimeline {
   uint64_t begin_ns = 0;
+  uint64_t range_ns = 0;  // end - begin
   uint64_t bucket_ns = 0;
   std::vector<GpuUtilisation> gpus;  // by process, then device
   std::vector<std::string> names;
