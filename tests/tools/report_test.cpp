@@ -213,6 +213,9 @@ TEST(Report, MemorySamplesGpuOverTimeAndTimelineAreExact) {
   EXPECT_EQ(tree, (std::vector<std::string>{"all parent 0 total 6 self 0", "0x20 parent 0 total 6 self 2",
                                             "0x10 parent 1 total 3 self 3", "0x30 parent 1 total 1 self 1"}));
 
+  // The copy's bandwidth: 4096 bytes in 250 ns.
+  ASSERT_EQ(d["gpu"]["copies"].size(), 1u);
+  EXPECT_DOUBLE_EQ(d["gpu"]["copies"][0]["gb_per_s"].get<double>(), 4096.0 / 250.0);
   // GPU utilisation: buckets 100-102 busy whole, 103 half, 200 a quarter.
   const nlohmann::json& u = d["gpu"]["utilization_over_time"];
   ASSERT_EQ(u["devices"].size(), 1u);

@@ -39,7 +39,8 @@
     dur: function (v) { return v === null ? '-' : dur(v); },
     bytes: function (v) { return v === null ? '-' : bytes(v); },
     pct: function (v) { return v === null ? '-' : pct(v); },
-    pct100: function (v) { return v === null ? '-' : v.toFixed(1) + '%'; }
+    pct100: function (v) { return v === null ? '-' : v.toFixed(1) + '%'; },
+    gbps: function (v) { return v === null ? '-' : v.toFixed(2) + ' GB/s'; }
   };
 
   // A table: columns [{key, label, type}], sorted by `sortKey` descending at
@@ -211,7 +212,8 @@
       g.copies.length ? el('h3', { text: 'Copies' }) : null,
       g.copies.length ? table('gpu-copies-table', [{ key: 'kind', label: 'Direction', type: 'text' },
         { key: 'count', label: 'Copies', type: 'count' }, { key: 'bytes', label: 'Bytes', type: 'bytes' },
-        { key: 'total_ns', label: 'Time', type: 'dur' }], g.copies, 'total_ns') : null]);
+        { key: 'total_ns', label: 'Time', type: 'dur' }, { key: 'gb_per_s', label: 'Bandwidth', type: 'gbps' }],
+        g.copies, 'total_ns') : null]);
   }
 
   // A chart over time: one line per series, `values` one per bucket from

@@ -155,6 +155,8 @@ void gpu(JsonWriter& j, const GpuSummary& g, const internal::ReportTimeline& t) 
     j.field("count", c.count);
     j.field("bytes", c.bytes);
     j.field("total_ns", c.total_ns);
+    j.key("gb_per_s");  // bytes / ns, as `ringprof gpu` prints it
+    c.total_ns ? j.dbl(static_cast<double>(c.bytes) / static_cast<double>(c.total_ns)) : j.null();
     j.close('}');
   }
   j.close(']');
