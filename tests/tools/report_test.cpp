@@ -12,6 +12,8 @@
 
 #include "ringprof/tools/gpu_summary.h"
 #include "ringprof/tools/html_report.h"
+#include "ringprof/ops.h"
+#include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/memory_summary.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/sample_table.h"
@@ -294,6 +296,41 @@ TEST(Report, TimelineCoversShortZonesAndKeepsTheBusiestGpus) {
     EXPECT_EQ(tl["lanes"][2 + i]["label"], "GPU " + std::to_string(8 - i));
     EXPECT_EQ(tl["lanes"][2 + i]["busy_ns"], (9 - i) * 1000);
   }
+}
+
+// The overview's levels and windows: the level change and the trigger as
+// `ringprof info` words them, the window paired by id, times from the first event.
+TEST(Report, OverviewListsLevelsAndWindows) {
+  test::TempDir dir;
+  testing::TraceBuilder b(779, T - 1'000'000);
+  const uint32_t app = b.thread(100, "app");
+  const uint32_t run = b.location("run"), mode = b.location(kMarkMode), trig = b.location(kMarkTrigger),
+                 begin = b.location(kMarkWindowBegin), end = b.location(kMarkWindowEnd);
+  b.begin(app, T, run);
+  b.mark(app, T + 1000, trig, 3);
+  b.mark(app, T + 1000, begin, 3);
+  b.mark(app, T + 1000, mode, static_cast<uint64_t>(Mode::Detailed));
+  b.mark(app, T + 5000, end, 3);
+  b.mark(app, T + 5000, mode, static_cast<uint64_t>(Mode::AlwaysOn));
+  b.end(app, T + 9000);
+  b.flush();
+  const std::string path = dir.file("ops.rpf");
+  test::write_file(path, b.bytes());
+  TraceReader reader({path});
+  std::ostringstream out;
+  write_html_report(reader, {}, out);
+  const nlohmann::json o = page_data(out.str())["overview"];
+  ASSERT_EQ(o["marks"].size(), 3u);
+  EXPECT_EQ(o["marks"][0]["text"], describe_mark(kMarkTrigger, 3));
+  EXPECT_EQ(o["marks"][1]["text"], "level: detailed");
+  EXPECT_EQ(o["marks"][1]["at_ns"], 1000);
+  EXPECT_EQ(o["marks"][2]["text"], "level: always_on");
+  EXPECT_EQ(o["marks"][2]["at_ns"], 5000);
+  ASSERT_EQ(o["windows"].size(), 1u);
+  EXPECT_EQ(o["windows"][0]["id"], 3);
+  EXPECT_EQ(o["windows"][0]["begin_ns"], 1000);
+  EXPECT_EQ(o["windows"][0]["end_ns"], 5000);
+  EXPECT_EQ(o["windows"][0]["triggered"], true);
 }
 
 TEST(Report, AJobHasItsRanks) {

@@ -121,7 +121,14 @@
     ['write drops', formats.count(o.dropped_io) + ' events', o.dropped_io ? 'warn' : ''],
     ['CPU samples', formats.count(o.samples) + (o.samples_lost ? ' (' + o.samples_lost + ' lost)' : ''), o.samples_lost ? 'warn' : ''],
     ['GPU records', formats.count(o.gpu_records) + (o.gpu_dropped_records ? ' (' + o.gpu_dropped_records + ' dropped by CUPTI)' : ''), o.gpu_dropped_records ? 'warn' : ''],
-    ['damaged segments', formats.count(o.damaged_segments), o.damaged_segments ? 'warn' : '']
+    ['damaged segments', formats.count(o.damaged_segments), o.damaged_segments ? 'warn' : ''],
+    ['levels and marks', o.marks.length ? o.marks.map(function (m) {
+      return m.text + ' at ' + dur(m.at_ns) + (o.processes.length > 1 ? ' (pid ' + m.pid + ')' : '');
+    }).join('; ') : 'none marked'],
+    ['detailed windows', o.windows.length ? o.windows.map(function (w) {
+      return 'window ' + w.id + ': ' + dur(w.begin_ns) + ' – ' + (w.end_ns === null ? 'the end' : dur(w.end_ns)) +
+        (w.triggered ? ' (triggered)' : '') + (o.processes.length > 1 ? ' (pid ' + w.pid + ')' : '');
+    }).join('; ') + (o.windows_total > o.windows.length ? '; and ' + (o.windows_total - o.windows.length) + ' more' : '') : 'none']
   ])]);
 
   // Findings: known problems the rules found (docs/report.md#findings), most

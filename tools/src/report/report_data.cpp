@@ -9,6 +9,7 @@
 #include "ringprof/gpu.h"
 #include "ringprof/tools/findings.h"
 #include "ringprof/tools/gpu_summary.h"
+#include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/html_report.h"
 #include "ringprof/tools/memory_summary.h"
 #include "ringprof/tools/op_table.h"
@@ -23,9 +24,47 @@ namespace {
 
 using internal::JsonWriter;
 
-void overview(JsonWriter& j, const TraceInfo& info) {
+// The overview's levels and windows: the level changes, triggers, crashes
+// and signals the files mark (the first kMaxMarks of each process, as `ringprof
+// info` lists them), and the detailed windows paired by id.
+constexpr size_t kOverviewWindows = 100;
+
+void operational(JsonWriter& j, const TraceInfo& info, const std::vector<MarkedWindow>& windows) {
+  j.key("marks");
+  j.open('[');
+  for (const ProcessSummary& p : info.processes) {
+    for (const MarkSummary& m : p.marks) {
+      const MarkClass c = classify_mark(m.name);
+      if (c != MarkClass::Mode && c != MarkClass::Trigger && c != MarkClass::Crash && c != MarkClass::Signal) continue;
+      j.open('{');
+      j.field("pid", uint64_t{p.pid});
+      j.field("at_ns", m.ts_ns > info.first_ns ? m.ts_ns - info.first_ns : uint64_t{0});
+      j.field("text", describe_mark(m.name, m.value));
+      j.close('}');
+    }
+  }
+  j.close(']');
+  j.key("windows");
+  j.open('[');
+  for (size_t i = 0; i < windows.size() && i < kOverviewWindows; ++i) {
+    const MarkedWindow& w = windows[i];
+    j.open('{');
+    j.field("pid", uint64_t{w.pid});
+    j.field("id", w.id);
+    j.field("begin_ns", w.begin_ns > info.first_ns ? w.begin_ns - info.first_ns : uint64_t{0});
+    j.key("end_ns");  // null: still open where the data ends
+    w.end_ns ? j.unum(w.end_ns > info.first_ns ? w.end_ns - info.first_ns : 0) : j.null();
+    j.field("triggered", w.triggered);
+    j.close('}');
+  }
+  j.close(']');
+  j.field("windows_total", uint64_t{windows.size()});
+}
+
+void overview(JsonWriter& j, const TraceInfo& info, const std::vector<MarkedWindow>& windows) {
   j.key("overview");
   j.open('{');
+  operational(j, info, windows);
   j.field("first_ns", info.first_ns);
   j.field("last_ns", info.last_ns);
   j.field("duration_ns", info.last_ns > info.first_ns ? info.last_ns - info.first_ns : uint64_t{0});
@@ -385,7 +424,7 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
 
   j.open('{');
   j.field("version", std::string("1"));
-  overview(j, info);
+  overview(j, info, find_marked_windows(reader));
   FindingsOptions fo;
   fo.window = options.window;
   fo.thread = options.thread;
