@@ -204,6 +204,25 @@ TEST(FindingsGpuIdle, JustUnderThirtyPercentIsQuiet) {
   EXPECT_EQ(count_rule(findings_of(write_idle(dir, 701, "optimizer_step")), "gpu_idle"), 0u);  // 29.9%
 }
 
+// The idle time's zone says data loading by its words, not by "data" or
+// "fetch" somewhere inside them.
+TEST(FindingsGpuIdle, DataLoadingIsJudgedByWords) {
+  test::TempDir dir;
+  auto bound = [&](const std::string& zone) {
+    const auto all = findings_of(write_idle(dir, 700, zone));
+    const Finding* f = find_rule(all, "gpu_idle");
+    return f ? f->figure("top_zone") + " " + f->figure("bound") : zone + " no finding";
+  };
+  for (const char* name : {"DataLoader", "data_loader", "dataloader", "_MultiProcessingDataLoaderIter.__next__",
+                           "_next_data", "load_data", "default_collate", "collate_fn", "fetch",
+                           "_MapDatasetFetcher.fetch", "load_batch", "next_batch", "get_batch"})
+    EXPECT_EQ(bound(name), std::string(name) + " input");
+  for (const char* name : {"DistributedDataParallel.forward", "nn.DataParallel", "data_parallel", "metadata",
+                           "update_metadata", "prefetch", "FSDP::_prefetch_handle", "pre_fetch", "data_ptr",
+                           "batch_norm", "cudnn_batch_norm", "batched_gemm", "batch"})
+    EXPECT_EQ(bound(name), std::string(name) + " cpu");
+}
+
 TEST(FindingsGpuIdle, FewerThanThreeStepsOrNoGpuIsQuiet) {
   test::TempDir dir;
   Recording two;
@@ -292,6 +311,49 @@ TEST(FindingsTinyKernels, JustUnderEitherThresholdIsQuiet) {
   test::TempDir dir;
   EXPECT_EQ(count_rule(findings_of(write_kernels(dir, 99, 0)), "tiny_kernels"), 0u);    // 99 < 100 kernels
   EXPECT_EQ(count_rule(findings_of(write_kernels(dir, 100, 101)), "tiny_kernels"), 0u);  // 49.8% < 50%
+}
+
+// 100 kernels of 9 µs; each one's 8 µs cuLaunchKernel comes with it, its
+// 10 µs cudaLaunchKernel (the longer: the launch time) a segment later.
+TEST(FindingsTinyKernels, TheLongerApiRecordCountsWhenTheyComeInDifferentSegments) {
+  test::TempDir dir;
+  Recording r;
+  r.zone("train", kT0, kT0 + 100 * kMs);
+  for (uint32_t i = 0; i < 100; ++i) {
+    const uint64_t t = kT0 + i * 100 * kUs;
+    r.api(GpuKind::DriverApi, "cuLaunchKernel", t + 1 * kUs, t + 9 * kUs, 1 + i);
+    r.kernel("_Z4tinyPf", t + 20 * kUs, t + 29 * kUs, 1 + i);
+  }
+  r.builder().flush();
+  for (uint32_t i = 0; i < 100; ++i) {
+    const uint64_t t = kT0 + i * 100 * kUs;
+    r.api(GpuKind::RuntimeApi, "cudaLaunchKernel", t, t + 10 * kUs, 1 + i);
+  }
+  const auto all = findings_of(r.write(dir));
+  ASSERT_EQ(count_rule(all, "tiny_kernels"), 1u);
+  const Finding& f = *find_rule(all, "tiny_kernels");
+  EXPECT_EQ(f.severity, FindingSeverity::Critical);  // 100 of 100: 10 µs launches, 9 µs runs
+  expect_figures(f, {{"kernels", "100"},
+                     {"launch_bound", "100"},
+                     {"launch_bound_pct", "100.0"},
+                     {"kernels_without_launch", "0"},
+                     {"top_kernel_run_median_ns", "9000"},
+                     {"top_kernel_launch_median_ns", "10000"}});
+
+  // Launches with a driver record only: judged with it at the end.
+  Recording driver_only;
+  driver_only.zone("train", kT0, kT0 + 100 * kMs);
+  for (uint32_t i = 0; i < 100; ++i) {
+    const uint64_t t = kT0 + i * 100 * kUs;
+    driver_only.api(GpuKind::DriverApi, "cuLaunchKernel", t, t + 10 * kUs, 1 + i);
+    driver_only.kernel("_Z4tinyPf", t + 20 * kUs, t + 25 * kUs, 1 + i);
+  }
+  const auto alone = findings_of(driver_only.write(dir, "driver.rpf"));
+  ASSERT_EQ(count_rule(alone, "tiny_kernels"), 1u);
+  expect_figures(*find_rule(alone, "tiny_kernels"), {{"kernels", "100"},
+                                                     {"launch_bound", "100"},
+                                                     {"top_kernel_run_median_ns", "5000"},
+                                                     {"top_kernel_launch_median_ns", "10000"}});
 }
 
 // ---- sync_in_step ----
@@ -406,6 +468,24 @@ TEST(FindingsPageableCopies, TenPercentOfTheTimeIsCriticalAndNineCopiesAreQuiet)
   EXPECT_EQ(count_rule(findings_of(write_copies(dir, 9, 1000)), "pageable_copies"), 0u);
 }
 
+TEST(FindingsPageableCopies, TheCriticalShareIsOfTheWindow) {
+  test::TempDir dir;
+  // 10 copies of 500 µs in the first 20 ms of 100 ms: 5% of the whole
+  // recording (a warning), 25% of a window on those 20 ms (critical).
+  const std::string path = write_copies(dir, 10, 500);
+  const auto whole = findings_of(path);
+  ASSERT_EQ(count_rule(whole, "pageable_copies"), 1u);
+  EXPECT_EQ(find_rule(whole, "pageable_copies")->severity, FindingSeverity::Warning);
+  EXPECT_EQ(find_rule(whole, "pageable_copies")->figure("copy_pct"), "5.0");
+  FindingsOptions first;
+  first.window.to_ns = 20 * kMs;
+  const auto windowed = findings_of(path, first);
+  ASSERT_EQ(count_rule(windowed, "pageable_copies"), 1u);
+  const Finding& f = *find_rule(windowed, "pageable_copies");
+  EXPECT_EQ(f.severity, FindingSeverity::Critical);
+  expect_figures(f, {{"copies", "10"}, {"copy_ns", "5000000"}, {"copy_pct", "25.0"}});
+}
+
 // ---- comm_exposed ----
 
 // Per 1 ms step: computation 0-400 µs, an all-reduce from `comm_from` µs for `comm_us`.
@@ -470,15 +550,49 @@ TEST(FindingsCommExposed, NamesTheRanksOfTheRanksReport) {
   EXPECT_EQ(f.evidence.find("rank 0"), std::string::npos) << f.evidence;
 }
 
+// The ranks report covers each rank's whole recording: with a window (or a
+// thread filter), or with one process only, the process's own steps count.
+TEST(FindingsCommExposed, AWindowIsHonouredEvenWithARanksReport) {
+  test::TempDir dir;
+  Recording r;
+  // Steps 0-4: computation 0-400 µs, then an all-reduce 400-800 µs, none of
+  // it hidden (40% of the step); steps 5-9: computation only.
+  r.steps(10, kMs, [&](uint64_t s, uint64_t t) {
+    r.kernel("gemm", t, t + 400 * kUs);
+    if (s < 5) r.kernel(kAllReduce, t + 400 * kUs, t + 800 * kUs);
+  });
+  const std::string path = r.write(dir);
+  TraceReader reader({path});
+  const RanksReport ranks = analyse_ranks(reader, {});
+  ASSERT_EQ(ranks.ranks.size(), 1u);
+  // The second half (from 5.5 ms, steps 5-9): no communication at all.
+  FindingsOptions second;
+  second.window.from_ns = 5500 * kUs;
+  EXPECT_EQ(count_rule(find_problems(reader, second, &ranks), "comm_exposed"), 0u);
+  // The first half (to 4.5 ms, steps 0-4): 400 of 1000 µs per step.
+  FindingsOptions first;
+  first.window.to_ns = 4500 * kUs;
+  const auto all = find_problems(reader, first, &ranks);
+  ASSERT_EQ(count_rule(all, "comm_exposed"), 1u);
+  const Finding& f = *find_rule(all, "comm_exposed");
+  EXPECT_EQ(f.severity, FindingSeverity::Critical);
+  expect_figures(f, {{"worst", "pid 4242"},
+                     {"worst_exposed_pct", "40.0"},
+                     {"worst_exposed_ns", "2000000"},
+                     {"worst_comm_ns", "2000000"},
+                     {"worst_overlap_ns", "0"}});
+}
+
 // ---- slow_steps ----
 
-// 10 steps numbered 0-9, 1 ms each but `slow_us` for step `slow`; forward
-// 500 µs, then the optimizer for the rest of the step but 200 µs.
-std::string write_steps(const test::TempDir& dir, uint64_t count, uint64_t slow, uint64_t slow_us) {
+// `count` steps numbered from `first`, 1 ms each but `slow_us` for the
+// `slow`-th; forward 500 µs, then the optimizer for the rest of the step but 200 µs.
+std::string write_steps(const test::TempDir& dir, uint64_t count, uint64_t slow, uint64_t slow_us,
+                        uint64_t first = 0) {
   Recording r;
   uint64_t t = kT0;
   for (uint64_t s = 0; s <= count; ++s) {
-    r.builder().step(r.thread(), t, s);
+    r.builder().step(r.thread(), t, first + s);
     if (s == count) break;
     const uint64_t len = (s == slow ? slow_us : 1000) * kUs;
     r.zone("forward", t, t + 500 * kUs);
@@ -527,6 +641,31 @@ TEST(FindingsSlowSteps, AFirstSlowStepIsWarmUpAndManyAreCritical) {
   EXPECT_EQ(find_rule(big, "slow_steps")->figure("lost_pct"), "23.1");
 }
 
+// Warm-up is the process's first step (numbered 0 or 1) only: the first step
+// of a rolling recording, or of a window from the middle, is slow for a reason.
+TEST(FindingsSlowSteps, AFirstSlowStepLaterInTheRunIsNotWarmUp) {
+  test::TempDir dir;
+  // Steps 500-509, step 500 at 3 ms: 2 ms lost of 12 ms (16.7%).
+  const auto rolling = findings_of(write_steps(dir, 10, 0, 3000, 500));
+  ASSERT_EQ(count_rule(rolling, "slow_steps"), 1u);
+  const Finding& f = *find_rule(rolling, "slow_steps");
+  EXPECT_EQ(f.severity, FindingSeverity::Warning);
+  expect_figures(f, {{"slowest_step", "500"}, {"lost_pct", "16.7"}});
+  EXPECT_EQ(f.advice.find("warm-up"), std::string::npos) << f.advice;
+  // Steps 0-9, step 3 at 3 ms; from 3.5 ms the window touches steps 3-9:
+  // step 3 comes first, 2 ms lost of 9 ms (22.2%).
+  FindingsOptions from;
+  from.window.from_ns = 3500 * kUs;
+  const auto windowed = findings_of(write_steps(dir, 10, 3, 3000), from);
+  ASSERT_EQ(count_rule(windowed, "slow_steps"), 1u);
+  EXPECT_EQ(find_rule(windowed, "slow_steps")->severity, FindingSeverity::Critical);
+  expect_figures(*find_rule(windowed, "slow_steps"), {{"steps", "7"}, {"slowest_step", "3"}, {"lost_pct", "22.2"}});
+  // Numbered from 1 (a loop counting from one): warm-up still.
+  const auto one = findings_of(write_steps(dir, 10, 0, 3000, 1));
+  ASSERT_EQ(count_rule(one, "slow_steps"), 1u);
+  EXPECT_EQ(find_rule(one, "slow_steps")->severity, FindingSeverity::Info);
+}
+
 // ---- drops ----
 
 TEST(FindingsDrops, CountsEachKindAndNamesTheSettings) {
@@ -566,6 +705,21 @@ TEST(FindingsDrops, CuptiDropsOverOnePercentAreCriticalAndNoDropsAreQuiet) {
   Recording clean;
   clean.zone("work", kT0, kT0 + kMs);
   EXPECT_EQ(count_rule(findings_of(clean.write(dir, "clean.rpf")), "drops"), 0u);
+}
+
+TEST(FindingsDrops, CoverEveryThreadWhateverTheThreadFilter) {
+  test::TempDir dir;
+  Recording r;
+  const uint32_t loader = r.builder().thread(200, "loader");
+  for (uint64_t i = 0; i < 1000; ++i) r.zone("work", kT0 + i * kUs, kT0 + i * kUs + 500);
+  r.builder().drops(loader, 5, 2);
+  r.builder().samples_lost(loader, 3);
+  FindingsOptions trainer;
+  trainer.thread = "trainer";
+  const auto all = findings_of(r.write(dir), trainer);
+  ASSERT_EQ(count_rule(all, "drops"), 1u);  // the loader's, though only the trainer is looked at
+  expect_figures(*find_rule(all, "drops"),
+                 {{"dropped_ring", "5"}, {"dropped_io", "2"}, {"events", "2000"}, {"samples_lost", "3"}});
 }
 
 // ---- uncovered_hot_function ----

@@ -75,7 +75,11 @@ std::vector<Finding> find_problems(TraceReader& reader, const FindingsOptions& o
   add(rule_tiny_kernels(facts));
   add(rule_sync_in_step(facts));
   add(rule_pageable_copies(facts));
-  add(rule_comm_exposed(facts, ranks));
+  // The ranks report's rows cover each rank's whole recording on every
+  // thread: only right for a job of several ranks seen whole. Otherwise each
+  // process's own steps, which follow the window.
+  const bool whole_job = ranks && ranks->ranks.size() > 1 && options.window.empty() && options.thread.empty();
+  add(rule_comm_exposed(facts, whole_job ? ranks : nullptr));
   add(rule_slow_steps(facts));
   add(rule_drops(facts));
   add(rule_uncovered_hot_function(uncovered, samples, period_ns));

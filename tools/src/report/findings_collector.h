@@ -9,7 +9,8 @@
 //   - a sample waits until its thread's own events have passed its time (the
 //     drainer writes samples in runs of their own, not in time order with the
 //     thread's zones), then counts as covered when a zone was open;
-//   - GPU work waits for its launching API call, or the call for it.
+//   - GPU work waits for its launching API call, or the call for it; a
+//     kernel waits for both the runtime and the driver record of its launch.
 // A queue that overflows judges its oldest entry with what is known.
 #pragma once
 
@@ -67,16 +68,20 @@ struct FactsCollector::Impl {
     uint32_t loc;
     uint64_t b, e;
   };
-  struct Launch {
-    uint32_t tid = 0;
-    uint64_t ns = 0;                 // the longest call of the id: the runtime call encloses its driver call
-    bool graph = false;              // a CUDA graph's launch: one call for many kernels, none of them its own
-  };
   struct Work {
     GpuKind kind;
     uint8_t sub_kind, src_kind, dst_kind;
     uint32_t name;                   // into names
     uint64_t start, end, bytes;
+  };
+  struct Launch {
+    uint32_t tid = 0;
+    uint64_t ns = 0;                 // the longest call of the id: the runtime call encloses its driver call
+    bool graph = false;              // a CUDA graph's launch: one call for many kernels, none of them its own
+    bool runtime = false, driver = false;  // which of its API records have come
+    // Its kernels, until both records have come (the longer one is the
+    // launch time), or the launch is forgotten or the process ends.
+    std::vector<Work> kernels;
   };
 
   Impl(const RankScan& scan, TimeWindow w, const std::string& thread, size_t tracked_zones);
@@ -131,6 +136,11 @@ struct FactsCollector::Impl {
   // GPU records (findings_scan_gpu.cpp).
   uint32_t intern(const std::string& s);
   void deliver(const Work& w, const Launch* launch);
+  // Work whose launch is known: a kernel waits in the launch for its other
+  // API record (launch-bound is judged against the longer of the two).
+  void pair(const Work& w, Launch& launch);
+  void flush(Launch& launch);
+  Launch& launch(uint32_t correlation);
   void deliver_unpaired(std::vector<Work>& works);
   // A synchronising call, or a host wait CUPTI recorded; counted once per
   // correlation id (the runtime call, its driver call and its wait record

@@ -42,6 +42,7 @@ struct ProcessFacts {
   std::string label;                // "rank 3 (host, pid 12)" or "trainer (pid 12)"
   std::string rank_label;           // "rank 3", or "pid 12" when the files state no rank
   uint64_t first_ns = 0, last_ns = 0;  // of the process's events and GPU records
+  uint64_t window_ns = 0;            // the window within [first_ns, last_ns]: the recorded time looked at
   bool gpu = false;                 // kernels, copies or sets recorded
   StepStats whole;                  // the ranks scan's figures over everything
 
@@ -99,8 +100,17 @@ class FactsCollector final : public SegmentVisitor {
   std::unique_ptr<Impl> impl_;
 };
 
-// Zone names that say the input pipeline: "data", "loader", "batch" (not
-// batch norm), "fetch", "collate", any case (DataLoader, collate_fn, …).
+// Zone names that say the input pipeline, judged by words: the name split at
+// every character other than an ASCII letter or digit, at lower-to-upper case
+// changes (DataLoader: data, loader) and between letters and digits, any case.
+// Data loading: the word "dataloader", "dataset" or "collate"; "fetch" or
+// "fetcher" (not "prefetch", nor "pre" "fetch"); "data" followed by "loader",
+// "loading", "load", "fetch", "fetcher", "iter" or "pipeline" (data_loader,
+// _MultiProcessingDataLoaderIter), or after "next", "get", "fetch", "read" or
+// "load" (_next_data, load_data); "batch" after "load", "next", "get" or
+// "fetch" (load_batch, next_batch). "data" followed by "parallel"
+// (DataParallel, DistributedDataParallel) is not data loading, nor are words
+// that merely contain "data" (metadata).
 bool is_data_loading_zone(const std::string& name);
 // Zones that read a tensor's value back to the host (a hidden synchronisation):
 // aten::item, aten::_local_scalar_dense, and names ending in .item(), .cpu(),

@@ -172,7 +172,7 @@ std::vector<Finding> rule_pageable_copies(const std::vector<ProcessFacts>& proce
     copies += p.pageable_copies;
     bytes += p.pageable_bytes;
     ns += p.pageable_ns;
-    span += p.last_ns > p.first_ns ? p.last_ns - p.first_ns : 0;
+    span += p.window_ns;
     for (const auto& [kind, n] : p.pageable_by_direction) by_direction[kind] += n;
   }
   if (copies < kPageableMinCopies) return {};
@@ -189,7 +189,7 @@ std::vector<Finding> rule_pageable_copies(const std::vector<ProcessFacts>& proce
   }
   f.evidence = std::to_string(copies) + " copies (" + directions + ") moved " + bytes_text(bytes) +
                " between the GPU and pageable host memory in " + dur(ns) + " of copy time, " +
-               percent_text(time_share) + "% of the recorded time. The driver stages such copies through a pinned "
+               percent_text(time_share) + "% of the recorded time looked at. The driver stages such copies through a pinned "
                "buffer: they block the host and cannot overlap computation.";
   f.advice = "Pin the host buffers (DataLoader(pin_memory=True), tensor.pin_memory(), cudaHostAlloc/cudaMallocHost "
              "or cudaHostRegister) and copy asynchronously (non_blocking=True, cudaMemcpyAsync on a side stream).";

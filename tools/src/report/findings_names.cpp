@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <string_view>
+#include <vector>
 
 #include "report/findings_facts.h"
 
@@ -12,29 +13,68 @@ namespace ringprof::internal {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// The name's words, lower case: split at every character other than an ASCII
+// letter or digit, at a lower-case letter followed by an upper-case one, at an
+// upper-case run followed by a capitalised word (HTTPServer: http, server),
+// and between letters and digits.
+std::vector<std::string> words(std::string_view name) {
+  std::vector<std::string> out;
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty()) out.push_back(std::move(word));
+    word.clear();
+  };
+  auto alpha = [](unsigned char c) { return std::isalpha(c) != 0; };
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c >= 0x80 || !std::isalnum(c)) {
+      flush();
+      continue;
+    }
+    if (!word.empty()) {
+      const auto prev = static_cast<unsigned char>(name[i - 1]);
+      const bool next_lower = i + 1 < name.size() && std::islower(static_cast<unsigned char>(name[i + 1]));
+      if ((std::islower(prev) && std::isupper(c)) || (std::isupper(prev) && std::isupper(c) && next_lower) ||
+          alpha(prev) != alpha(c))
+        flush();
+    }
+    word.push_back(static_cast<char>(std::tolower(c)));
+  }
+  flush();
   return out;
 }
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+template <size_t N>
+bool one_of(const std::string& word, const std::array<std::string_view, N>& list) {
+  return std::find(list.begin(), list.end(), word) != list.end();
 }
 
 }  // namespace
 
 bool is_data_loading_zone(const std::string& name) {
-  const std::string n = lower(name);
-  for (std::string_view word : {"data", "loader", "fetch", "collate"})
-    if (n.find(word) != std::string::npos) return true;
-  // "batch", but batch norm and batched matrix products are computation.
-  for (size_t at = n.find("batch"); at != std::string::npos; at = n.find("batch", at + 1)) {
-    const std::string_view after = std::string_view(n).substr(at + 5);
-    const bool compute = after.starts_with("norm") || after.starts_with("_norm") || after.starts_with(" norm") ||
-                         after.starts_with("ed");
-    if (!compute) return true;
+  static constexpr std::array<std::string_view, 7> kAfterData = {"loader", "loaders", "loading", "load",
+                                                                  "fetch",  "fetcher", "pipeline"};
+  static constexpr std::array<std::string_view, 5> kBeforeData = {"next", "get", "fetch", "read", "load"};
+  static constexpr std::array<std::string_view, 4> kBeforeBatch = {"load", "next", "get", "fetch"};
+  static constexpr std::array<std::string_view, 5> kAlone = {"dataloader", "dataloaders", "dataset", "datasets",
+                                                              "collate"};
+  const std::vector<std::string> w = words(name);
+  for (size_t i = 0; i < w.size(); ++i) {
+    const std::string* prev = i > 0 ? &w[i - 1] : nullptr;
+    const std::string* next = i + 1 < w.size() ? &w[i + 1] : nullptr;
+    if (one_of(w[i], kAlone)) return true;
+    // fetch, _MapDatasetFetcher; not prefetch (one word) nor pre_fetch.
+    if ((w[i] == "fetch" || w[i] == "fetcher") && !(prev && *prev == "pre")) return true;
+    if (w[i] == "data") {
+      if (next && *next == "parallel") continue;  // DataParallel, DistributedDataParallel: computation
+      if ((next && (one_of(*next, kAfterData) || *next == "iter")) || (prev && one_of(*prev, kBeforeData)))
+        return true;
+    }
+    if ((w[i] == "batch" || w[i] == "batches") && prev && one_of(*prev, kBeforeBatch)) return true;
   }
   return false;
 }

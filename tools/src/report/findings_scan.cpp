@@ -48,6 +48,8 @@ FactsCollector::Impl::Impl(const RankScan& scan, TimeWindow w, const std::string
   facts.whole = scan.whole;
   facts.first_ns = scan.first_ns;
   facts.last_ns = scan.last_ns;
+  const uint64_t from = std::max(window.begin_ns, facts.first_ns), to = std::min(window.end_ns, facts.last_ns);
+  facts.window_ns = to > from ? to - from : 0;
 }
 
 FactsCollector::Impl::LocInfo& FactsCollector::Impl::loc(uint32_t id) {
@@ -195,8 +197,9 @@ void FactsCollector::segment(const SegmentView& view) {
   const DecodedSegment& seg = view.segment;
   m.facts.events += seg.events.size();
   m.facts.gpu_records += seg.gpu.size();
+  // Drops cover the whole files, every thread (the events counted are every
+  // thread's too): a thread filter must not hide what the recording lost.
   for (const DecodedThread& t : seg.threads) {
-    if (!m.filter.empty() && !m.filter.matches(view.process, t.index)) continue;
     m.facts.dropped_ring += t.dropped_ring;
     m.facts.dropped_io += t.dropped_io;
     m.facts.samples_lost += t.samples_lost;
@@ -234,6 +237,8 @@ void FactsCollector::end_process(const ProcessState& p) {
   for (const Impl::Piece& piece : m.pieces) m.judge(piece);
   m.pieces.clear();
   m.waiting.drain([&m](uint32_t, std::vector<Impl::Work>& ws) { m.deliver_unpaired(ws); });
+  // Kernels whose launch has one API record only: judged with that one.
+  m.launches.drain([&m](uint32_t, Impl::Launch& l) { m.flush(l); });
   m.facts.gpu_stats = p.gpu_stats;
   for (const auto& [loc, ns] : m.idle_by_loc)
     if (ns) m.facts.idle_self_ns[m.loc(loc).name] += ns;

@@ -57,6 +57,21 @@ void FactsCollector::Impl::deliver(const Work& w, const Launch* launch) {
   }
 }
 
+void FactsCollector::Impl::pair(const Work& w, Launch& l) {
+  if (w.kind == GpuKind::Kernel && !l.graph && !(l.runtime && l.driver)) l.kernels.push_back(w);
+  else deliver(w, &l);
+}
+
+void FactsCollector::Impl::flush(Launch& l) {
+  const std::vector<Work> ready = std::move(l.kernels);
+  l.kernels.clear();
+  for (const Work& w : ready) deliver(w, &l);
+}
+
+FactsCollector::Impl::Launch& FactsCollector::Impl::launch(uint32_t correlation) {
+  return launches.insert(correlation, [this](uint32_t, Launch& l) { flush(l); });
+}
+
 void FactsCollector::Impl::deliver_unpaired(std::vector<Work>& works) {
   for (const Work& w : works) deliver(w, nullptr);
 }
@@ -102,15 +117,17 @@ void FactsCollector::Impl::gpu_records(const DecodedSegment& seg) {
     const uint32_t name = name_of(a);
     const uint64_t ns = a.end_ns > a.start_ns ? a.end_ns - a.start_ns : 0;
     if (a.correlation) {
-      Launch& l = launches.insert(a.correlation);
+      Launch& l = launch(a.correlation);
       if (l.ns == 0 && l.tid == 0) l.tid = a.tid;
       l.ns = std::max(l.ns, ns);
       l.graph = l.graph || names[name].find("GraphLaunch") != std::string::npos;
+      (a.kind == GpuKind::RuntimeApi ? l.runtime : l.driver) = true;
       if (std::vector<Work>* w = waiting.find(a.correlation)) {
         const std::vector<Work> ready = std::move(*w);
         waiting.erase(a.correlation);
-        for (const Work& work : ready) deliver(work, &l);
+        for (const Work& work : ready) pair(work, l);
       }
+      if ((l.runtime && l.driver) || l.graph) flush(l);
     }
     if (name_is_sync[name] < 0) name_is_sync[name] = is_sync_call(names[name]) ? 1 : 0;
     if (name_is_sync[name]) sync(a.correlation, a.tid, true, names[name], a.start_ns, a.end_ns);
@@ -125,8 +142,8 @@ void FactsCollector::Impl::gpu_records(const DecodedSegment& seg) {
                  a.start_ns, a.end_ns, a.bytes};
     if (a.correlation == 0) {
       deliver(w, nullptr);
-    } else if (const Launch* l = launches.find(a.correlation)) {
-      deliver(w, l);
+    } else if (Launch* l = launches.find(a.correlation)) {
+      pair(w, *l);
     } else {
       waiting.insert(a.correlation, [this](uint32_t, std::vector<Work>& ws) { deliver_unpaired(ws); })
           .push_back(w);

@@ -114,7 +114,10 @@ std::vector<Finding> rule_slow_steps(const std::vector<ProcessFacts>& processes)
     };
 
     const double lost_share = share(lost, total);
-    const bool warm_up_only = slow.size() == 1 && slow.front() == 0;
+    // Warm-up: the one slow step is the first looked at and the process's
+    // first (numbered 0 or 1); a later first step (a rolling recording, a
+    // window from the middle) is slow for a reason of its own.
+    const bool warm_up_only = slow.size() == 1 && slow.front() == 0 && p.steps.front().number <= 1;
     const size_t top = slow.front();
     Finding f;
     f.rule = "slow_steps";

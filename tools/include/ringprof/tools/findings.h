@@ -55,7 +55,9 @@ struct FindingsOptions {
 
 // Every finding, most severe first (then in the order of the rules above,
 // then by process). `ranks` (may be null): the job's ranks report, for
-// comm_exposed across ranks; without it each process's own figures are used.
+// comm_exposed across ranks, used only for a job of more than one rank with
+// no window and no thread filter (it covers each rank's whole recording);
+// otherwise each process's own steps that touch the window are used.
 // When given it must come from analyse_ranks() on this reader (which aligns
 // the reader's clocks, as the findings then read them).
 std::vector<Finding> find_problems(TraceReader& reader, const FindingsOptions& options, const RanksReport* ranks);
