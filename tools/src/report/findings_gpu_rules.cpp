@@ -20,12 +20,6 @@ std::string bytes_text(uint64_t bytes) {
   return fixed_text(static_cast<double>(bytes) / (1ull << 30), 2) + " GiB";
 }
 
-std::string dur(uint64_t ns) { return duration_text(static_cast<int64_t>(ns)); }
-
-double share(uint64_t part, uint64_t whole) {
-  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
-
 }  // namespace
 
 std::vector<Finding> rule_gpu_idle(const std::vector<ProcessFacts>& processes) {

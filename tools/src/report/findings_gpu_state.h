@@ -9,65 +9,22 @@
 // reports/gpu_attribution.h does.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
-#include <map>
 #include <unordered_map>
 #include <utility>
+
+#include "reports/interval_union.h"
 
 namespace ringprof::internal {
 
 // Disjoint busy intervals [b, e) of one process's GPUs (all devices on one
-// timeline: the step is idle only when none of them works).
-class BusyUnion {
+// timeline: the step is idle only when none of them works), at most about
+// kMaxSpans of them (the caller forgets the oldest half when full()).
+class BusyUnion : public IntervalUnion {
  public:
   static constexpr size_t kMaxSpans = 1 << 16;
-
-  void add(uint64_t b, uint64_t e) {
-    if (e <= b) return;
-    auto it = spans_.upper_bound(b);
-    if (it != spans_.begin() && std::prev(it)->second >= b) {
-      --it;
-      b = it->first;
-      e = std::max(e, it->second);
-      it = spans_.erase(it);
-    }
-    while (it != spans_.end() && it->first <= e) {
-      e = std::max(e, it->second);
-      it = spans_.erase(it);
-    }
-    spans_.emplace(b, e);
-  }
-
-  // How much of [b, e) is busy.
-  uint64_t overlap(uint64_t b, uint64_t e) const {
-    if (e <= b) return 0;
-    uint64_t sum = 0;
-    auto it = spans_.upper_bound(b);
-    if (it != spans_.begin()) --it;
-    for (; it != spans_.end() && it->first < e; ++it) {
-      const uint64_t lo = std::max(b, it->first), hi = std::min(e, it->second);
-      if (hi > lo) sum += hi - lo;
-    }
-    return sum;
-  }
-
-  bool full() const { return spans_.size() > kMaxSpans; }
-  // Where the oldest half ends: what lies before it is forgotten by forget_oldest_half().
-  uint64_t oldest_half_end() const {
-    if (spans_.size() < 2) return 0;
-    auto it = spans_.begin();
-    std::advance(it, static_cast<std::ptrdiff_t>(spans_.size() / 2) - 1);
-    return it->second;
-  }
-  void forget_oldest_half() {
-    for (size_t n = spans_.size() / 2; n > 0; --n) spans_.erase(spans_.begin());
-  }
-
- private:
-  std::map<uint64_t, uint64_t> spans_;
+  bool full() const { return size() > kMaxSpans; }
 };
 
 // A map by correlation id in two generations of kGeneration entries: when the

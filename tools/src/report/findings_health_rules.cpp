@@ -16,13 +16,11 @@ std::string fixed_text(double value, int decimals) {
 
 std::string percent_text(double share) { return fixed_text(share * 100.0, 1); }
 
-namespace {
-
 double share(uint64_t part, uint64_t whole) {
   return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-}  // namespace
+std::string dur(uint64_t ns) { return duration_text(static_cast<int64_t>(ns)); }
 
 std::vector<Finding> rule_drops(const std::vector<ProcessFacts>& processes) {
   uint64_t events = 0, ring = 0, io = 0, samples_lost = 0, gpu_records = 0, cupti_dropped = 0, refused = 0;

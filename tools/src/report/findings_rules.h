@@ -82,6 +82,10 @@ std::vector<Finding> rule_uncovered_hot_function(const std::vector<HotFunction>&
 
 // Text the rules share.
 std::string percent_text(double share);             // 0.4567 -> "45.7"
+// part / whole, 0 when whole is 0.
+double share(uint64_t part, uint64_t whole);
+// A duration as the evidence words it ("852.1 µs").
+std::string dur(uint64_t ns);
 std::string fixed_text(double value, int decimals);  // 2.0 -> "2.00"
 
 }  // namespace ringprof::internal

@@ -9,16 +9,6 @@
 
 namespace ringprof::internal {
 
-namespace {
-
-std::string dur(uint64_t ns) { return duration_text(static_cast<int64_t>(ns)); }
-
-double share(uint64_t part, uint64_t whole) {
-  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
-
-}  // namespace
-
 std::vector<Finding> rule_sync_in_step(const std::vector<ProcessFacts>& processes) {
   std::vector<Finding> out;
   for (const ProcessFacts& p : processes) {

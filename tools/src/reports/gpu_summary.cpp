@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "reports/interval_union.h"
 #include "symbols/demangle.h"
 #include "ringprof/tools/gpu_occupancy.h"
 #include "ringprof/tools/op_table.h"
@@ -15,41 +16,19 @@ namespace ringprof {
 
 namespace {
 
-// The union of busy intervals, in bounded memory: disjoint intervals are
-// kept in a map; past kMax of them the oldest half is summed and forgotten
-// (records arrive nearly in time order, so nothing later overlaps them).
+// The union of busy intervals, in bounded memory: past kMax disjoint spans
+// the oldest half is summed and forgotten.
 class BusyTime {
  public:
   void add(uint64_t b, uint64_t e) {
-    if (e <= b) return;
-    auto it = spans_.upper_bound(b);
-    if (it != spans_.begin() && std::prev(it)->second >= b) {
-      --it;
-      b = it->first;
-      e = std::max(e, it->second);
-      it = spans_.erase(it);
-    }
-    while (it != spans_.end() && it->first <= e) {
-      e = std::max(e, it->second);
-      it = spans_.erase(it);
-    }
-    spans_.emplace(b, e);
-    if (spans_.size() > kMax) {
-      for (size_t n = spans_.size() / 2; n > 0; --n) {
-        done_ += spans_.begin()->second - spans_.begin()->first;
-        spans_.erase(spans_.begin());
-      }
-    }
+    spans_.add(b, e);
+    if (spans_.size() > kMax) done_ += spans_.forget_oldest_half();
   }
-  uint64_t total() const {
-    uint64_t t = done_;
-    for (const auto& [b, e] : spans_) t += e - b;
-    return t;
-  }
+  uint64_t total() const { return done_ + spans_.length(); }
 
  private:
   static constexpr size_t kMax = 1 << 14;
-  std::map<uint64_t, uint64_t> spans_;
+  internal::IntervalUnion spans_;
   uint64_t done_ = 0;
 };
 
