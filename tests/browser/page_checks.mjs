@@ -156,7 +156,9 @@ export async function checkRanks(c, page, f) {
 }
 
 // One chart per process with whole steps (the first 4 of `ringprof ranks`),
-// one bar per step (its latest 2000), whose parts are the CLI's per-step times.
+// one bar per step (its latest 2000), whose parts are the CLI's per-step times:
+// GPU compute, GPU idle split by the time in zones (or, without GPU records,
+// the step split by it).
 export async function checkSteps(c, page, f) {
   const charts = await page.$$eval('svg.steps-chart', (svgs) => svgs.map((s) => ({
     pid: s.getAttribute('data-pid'),
@@ -194,7 +196,9 @@ export async function checkSteps(c, page, f) {
     shown.forEach((bar, i) => {
       const t = latest[i];
       if (bar.step !== String(t.step)) diffs.push(`bar ${i} is step ${bar.step}, the CLI's step ${t.step}`);
-      const parts = rank.gpu ? { compute: t.compute_ns, idle: t.idle_ns } : { cpu: t.time_ns };
+      const parts = rank.gpu
+        ? { compute: t.compute_ns, cpu: t.idle_in_zones_ns, idle: t.idle_ns - t.idle_in_zones_ns }
+        : { cpu: t.in_zones_ns, idle: t.time_ns - t.in_zones_ns };
       for (const [part, ns] of Object.entries(parts)) {
         const got = bar.parts[part] === undefined ? '0' : bar.parts[part];
         if (got !== String(ns || 0)) diffs.push(`step ${t.step} ${part}: page ${got}, CLI ${ns}`);

@@ -287,6 +287,10 @@ TEST(RankReport, GpuTimeSplitPerStepExactly) {
     EXPECT_EQ(st.busy_ns, want[s].busy * kUs) << s;
     EXPECT_EQ(st.idle_ns(), (1000 - want[s].busy) * kUs) << s;
     EXPECT_EQ(st.cpu_zone_ns, want[s].cpu * kUs) << s;
+    // The zone [50,950) is open 900 µs of step 0; the GPU idles in it over
+    // [50,100) and [800,900).
+    EXPECT_EQ(st.in_zones_ns, (s == 0 ? 900 : 0) * kUs) << s;
+    EXPECT_EQ(st.idle_in_zones_ns, (s == 0 ? 150 : 0) * kUs) << s;
   }
   const RankRow& row = r.ranks[0];
   EXPECT_TRUE(row.gpu);
@@ -298,7 +302,10 @@ TEST(RankReport, GpuTimeSplitPerStepExactly) {
   EXPECT_EQ(row.overlap_ns, 150 * kUs);
   EXPECT_DOUBLE_EQ(row.overlap_pct(), 25.0);
   EXPECT_EQ(row.idle_ns, 1700 * kUs);
+  EXPECT_EQ(row.in_zones_ns, 900 * kUs);
+  EXPECT_EQ(row.idle_in_zones_ns, 150 * kUs);
   EXPECT_EQ(r.late_gpu_records, 0u);
+  EXPECT_EQ(r.late_zones, 0u);
   // JSON carries the fields with these values.
   const nlohmann::json j = nlohmann::json::parse(format_ranks(r, RanksFormat::Json, true));
   EXPECT_EQ(j["ranks"][0]["compute_ns"], 700 * kUs);
@@ -307,6 +314,9 @@ TEST(RankReport, GpuTimeSplitPerStepExactly) {
   EXPECT_EQ(j["ranks"][0]["idle_ns"], 1700 * kUs);
   EXPECT_EQ(j["ranks"][0]["step_time_median_ns"], 1000 * kUs);
   EXPECT_EQ(j["steps"][1]["times"][0]["memcpy_ns"], 150 * kUs);
+  EXPECT_EQ(j["steps"][0]["times"][0]["in_zones_ns"], 900 * kUs);
+  EXPECT_EQ(j["steps"][0]["times"][0]["idle_in_zones_ns"], 150 * kUs);
+  EXPECT_EQ(j["ranks"][0]["idle_in_zones_ns"], 150 * kUs);
 }
 
 // Four ranks on one host, 100 steps: forward 500 µs, then rank 2 does 2 ms
@@ -440,7 +450,7 @@ TEST(RanksCli, JsonOnAJob) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 5);
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
             "rank,host,pid,steps,step_time_median_ns,span_ns,compute_ns,comm_ns,memcpy_ns,overlap_ns,overlap_pct,"
-            "idle_ns,cpu_zone_ns,collectives,late_ns_median");
+            "idle_ns,cpu_zone_ns,in_zones_ns,idle_in_zones_ns,collectives,late_ns_median");
 }
 
 }  // namespace
@@ -561,12 +571,75 @@ TEST(RankScan, ZonesOfOtherThreadsAndZonesWithoutAnEnd) {
   reader.read(scanner);
   const RankScan& scan = scanner.result();
   ASSERT_EQ(scan.steps.size(), 10u);
-  for (const StepStats& st : scan.steps) EXPECT_EQ(st.cpu_zone_ns, 300 * kUs) << st.number;
+  for (const StepStats& st : scan.steps) {
+    EXPECT_EQ(st.cpu_zone_ns, 300 * kUs) << st.number;
+    // The two threads' zones do not meet; the open collective is left out;
+    // without GPU records all of it is GPU idle.
+    EXPECT_EQ(st.in_zones_ns, 300 * kUs) << st.number;
+    EXPECT_EQ(st.idle_in_zones_ns, 300 * kUs) << st.number;
+  }
+  EXPECT_EQ(scan.late_zones, 0u);
   EXPECT_EQ(scan.zone_self_ns.at("work"), 10 * 100 * kUs);
   EXPECT_EQ(scan.zone_self_ns.at("main_part"), 10 * 200 * kUs);
   EXPECT_EQ(scan.zone_self_ns.count("gloo:all_reduce"), 0u);
   EXPECT_TRUE(scan.calls.empty());  // the open collective is no meeting point
   EXPECT_EQ(scan.late_step_marks, 0u);
+}
+
+// The time in zones counts each instant once, whatever the threads, and is
+// settled in bounded memory: 100000 steps of 100 µs, each with zones on two
+// threads that overlap ([10,50) with a child, and [30,70)) around a kernel
+// [40,60): 60 µs in zones, 40 of them with the GPU idle. The GPU records of
+// each drain round reach the files one round late, and the worker's zones
+// come before the main thread's, as the drainer lays them out.
+TEST(RankScan, TimeInZonesIsTheUnionOverThreadsInBoundedMemory) {
+  test::TempDir dir;
+  SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
+  testing::TraceBuilder& b = rank.builder();
+  const uint32_t worker = b.thread(101, "worker");
+  const uint32_t outer = rank.loc("outer"), child = rank.loc("child"), other = rank.loc("other");
+  constexpr uint64_t kSteps = 100'000, kRound = 1000;
+  static_assert(kSteps > RankScan::kGpuWindow + RankScan::kCoverSpans / 2);
+  const uint64_t z = 10 * kMs;
+  auto t = [&](uint64_t s, uint64_t us) { return z + s * 100 * kUs + us * kUs; };
+  for (uint64_t round = 0; round <= kSteps / kRound; ++round) {
+    const uint64_t from = round * kRound, to = std::min(kSteps, from + kRound);
+    for (uint64_t s = from; s < to; ++s) {
+      b.begin(worker, rank.at(t(s, 30)), other);
+      b.end(worker, rank.at(t(s, 70)));
+    }
+    for (uint64_t s = from; s < to; ++s) {
+      b.step(rank.thread(), rank.at(t(s, 0)), s);
+      b.begin(rank.thread(), rank.at(t(s, 10)), outer);
+      b.begin(rank.thread(), rank.at(t(s, 15)), child);
+      b.end(rank.thread(), rank.at(t(s, 20)));
+      b.end(rank.thread(), rank.at(t(s, 50)));
+    }
+    if (round > 0)
+      for (uint64_t s = from - kRound; s < from; ++s) rank.gpu(GpuKind::Kernel, "gemm", t(s, 40), t(s, 60));
+    b.flush();
+  }
+  rank.write(dir.path(), "rank0");
+  TraceReader reader({dir.path()});
+  RankScanner scanner(0, false);
+  reader.read(scanner);
+  const RankScan& scan = scanner.result();
+  ASSERT_EQ(scan.steps.size(), kSteps - 1);
+  EXPECT_EQ(scan.late_zones, 0u);
+  EXPECT_EQ(scan.late_gpu_records, 0u);
+  EXPECT_EQ(scan.late_step_marks, 0u);
+  size_t wrong = 0;
+  for (const StepStats& st : scan.steps) {
+    if (st.in_zones_ns != 60 * kUs || st.idle_in_zones_ns != 40 * kUs || st.busy_ns != 20 * kUs) {
+      if (++wrong <= 5)
+        ADD_FAILURE() << "step " << st.number << ": in zones " << st.in_zones_ns << ", GPU idle in them "
+                      << st.idle_in_zones_ns << ", GPU busy " << st.busy_ns;
+    }
+  }
+  EXPECT_EQ(wrong, 0u);
+  // The whole: every step's 60 µs (the last one, after its mark, too).
+  EXPECT_EQ(scan.whole.in_zones_ns, kSteps * 60 * kUs);
+  EXPECT_EQ(scan.whole.idle_in_zones_ns, kSteps * 40 * kUs);
 }
 
 // Steps numbered again (per epoch): each number once per occurrence.

@@ -99,7 +99,7 @@ TEST(Report, SelfContainedPageWhoseDataEqualsTheTables) {
   EXPECT_EQ(d["overview"]["events"], 10 * 5 + 0);  // a step mark and two zones (two events each) per step
   EXPECT_TRUE(d["ranks"].is_null());  // one process: no ranks section
   // The step chart's data: steps 0-8 whole (step 9 has no end), 1 ms each,
-  // kernels 200 µs, the copy 20 µs, idle the rest.
+  // kernels 200 µs, the copy 20 µs, idle the rest, 90 µs of it in zones.
   ASSERT_EQ(d["steps"].size(), 1u);
   const nlohmann::json& steps = d["steps"][0]["steps"];
   ASSERT_EQ(steps.size(), 9u);
@@ -110,6 +110,9 @@ TEST(Report, SelfContainedPageWhoseDataEqualsTheTables) {
     EXPECT_EQ(steps[s]["memcpy_ns"], 20 * kUs);
     EXPECT_EQ(steps[s]["idle_ns"], 780 * kUs);
     EXPECT_EQ(steps[s]["cpu_zone_ns"], 310 * kUs);
+    // Zones cover [0,310) of the step; the kernel and the copy 220 µs of it.
+    EXPECT_EQ(steps[s]["in_zones_ns"], 310 * kUs);
+    EXPECT_EQ(steps[s]["idle_in_zones_ns"], 90 * kUs);
   }
 }
 

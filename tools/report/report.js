@@ -143,9 +143,11 @@
       figs.length ? el('details', {}, [el('summary', { text: 'figures' })].concat(figs)) : null]);
   }) : [el('p', { class: 'none', text: 'No known problem found by the rules (docs/report.md lists them).' })]);
 
-  // Step time breakdown: one stacked bar per step. With GPU records the parts
-  // add up to the step: kernels computing, communication not hidden under
-  // them, copies and sets under neither, and idle; without, the step's time.
+  // Step time breakdown: one stacked bar per step whose parts add up to the
+  // step, each instant counted once, in this order of precedence: kernels
+  // computing, communication not hidden under them, copies and sets under
+  // neither, then with the GPU idle: the host in zones (some zone open on
+  // some thread), and idle in both. Without GPU records: in zones, or not.
   var SVG = 'http://www.w3.org/2000/svg';
   function svg(tag, attrs, children) {
     var e = document.createElementNS(SVG, tag);
@@ -153,20 +155,24 @@
     (children || []).forEach(function (c) { if (c) e.appendChild(c); });
     return e;
   }
-  var PARTS = [['compute', 'GPU compute', '#2f6fde'], ['comm', 'communication not hidden', '#e8833a'],
-    ['memory', 'copies and sets alone', '#3aa655'], ['idle', 'GPU idle', '#c9ced8'], ['cpu', 'step', '#7a8599']];
+  var PARTS = [['compute', 'GPU compute', '#2f6fde', true], ['comm', 'communication not hidden', '#e8833a', true],
+    ['memory', 'copies and sets alone', '#3aa655', true], ['cpu', 'GPU idle, CPU in zones', '#9b6bd3', true],
+    ['idle', 'GPU idle, no zone open', '#c9ced8', true], ['cpu', 'CPU in zones', '#9b6bd3', false],
+    ['idle', 'no zone open', '#c9ced8', false]];
   function stepParts(st, gpu) {
-    if (!gpu) return { cpu: st.time_ns };
+    if (!gpu) return { cpu: st.in_zones_ns, idle: st.time_ns - st.in_zones_ns };
     var exposed = st.comm_ns - st.overlap_ns, busy = st.time_ns - st.idle_ns;
-    return { compute: st.compute_ns, comm: exposed, memory: Math.max(0, busy - st.compute_ns - exposed), idle: st.idle_ns };
+    return { compute: st.compute_ns, comm: exposed, memory: Math.max(0, busy - st.compute_ns - exposed),
+      cpu: st.idle_in_zones_ns, idle: st.idle_ns - st.idle_in_zones_ns };
   }
   function stepChart(p) {
     var W = 1000, H = 180, n = p.steps.length, bw = W / n;
     var max = Math.max.apply(null, p.steps.map(function (s) { return s.time_ns; })) || 1;
     var chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + (H + 20), width: '100%', class: 'steps-chart', 'data-pid': p.pid });
+    var mine = PARTS.filter(function (part) { return part[3] === p.gpu; });
     p.steps.forEach(function (st, i) {
       var parts = stepParts(st, p.gpu), y = H;
-      PARTS.forEach(function (part) {
+      mine.forEach(function (part) {
         var v = parts[part[0]];
         if (!v) return;
         var h = v / max * H;
@@ -174,15 +180,13 @@
         chart.appendChild(svg('rect', { x: i * bw, y: y, width: Math.max(bw - (bw > 3 ? 1 : 0), 0.5), height: h,
           fill: part[2], 'data-step': st.step, 'data-part': part[0], 'data-value': v },
           [svg('title', {}, [document.createTextNode('step ' + st.step + ': ' + part[1] + ' ' + dur(v) +
-            ' of ' + dur(st.time_ns) + (p.gpu ? '' : '; CPU in zones ' + dur(st.cpu_zone_ns)))])]));
+            ' of ' + dur(st.time_ns) + '; zones\' self time, all threads, ' + dur(st.cpu_zone_ns))])]));
       });
     });
     var axis = svg('text', { x: 0, y: H + 16, 'font-size': 12, fill: '#5b6475' });
     axis.textContent = 'steps ' + p.steps[0].step + '–' + p.steps[n - 1].step + '; tallest ' + dur(max);
     chart.appendChild(axis);
-    var legend = el('div', { class: 'legend' }, PARTS.filter(function (part) {
-      return p.gpu ? part[0] !== 'cpu' : part[0] === 'cpu';
-    }).map(function (part) {
+    var legend = el('div', { class: 'legend' }, mine.map(function (part) {
       return el('span', {}, [el('i', { style: 'background:' + part[2] }), document.createTextNode(part[1])]);
     }));
     var who = p.rank >= 0 ? 'rank ' + p.rank + ' (pid ' + p.pid + ')' : 'pid ' + p.pid;

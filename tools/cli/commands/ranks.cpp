@@ -42,12 +42,13 @@ int run_ranks(const RanksArgs& a) {
   }
   const int status = report_problems(input.reader());
   for (const std::string& p : report.problems) std::fprintf(stderr, "%s\n", p.c_str());
-  if (report.late_gpu_records || report.late_step_marks)
+  if (report.late_gpu_records || report.late_step_marks || report.late_zones)
     std::fprintf(stderr,
-                 "ringprof: note: %llu GPU records and %llu step marks came further out of order than the reading "
-                 "window; their steps' GPU figures are approximate\n",
+                 "ringprof: note: %llu GPU records, %llu step marks and %llu zones came further out of order than the "
+                 "reading window; their steps' GPU and time-in-zones figures are approximate\n",
                  static_cast<unsigned long long>(report.late_gpu_records),
-                 static_cast<unsigned long long>(report.late_step_marks));
+                 static_cast<unsigned long long>(report.late_step_marks),
+                 static_cast<unsigned long long>(report.late_zones));
   return report.problems.empty() ? status : kExitDamaged;
 }
 

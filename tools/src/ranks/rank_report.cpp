@@ -90,6 +90,8 @@ RankRow make_row(const ProcessState& p, const RankScan& s) {
       total.overlap_ns += st.overlap_ns;
       total.busy_ns += st.busy_ns;
       total.cpu_zone_ns += st.cpu_zone_ns;
+      total.in_zones_ns += st.in_zones_ns;
+      total.idle_in_zones_ns += st.idle_in_zones_ns;
     }
     r.step_time_median_ns = median(times);
   }
@@ -99,6 +101,8 @@ RankRow make_row(const ProcessState& p, const RankScan& s) {
   r.overlap_ns = total.overlap_ns;
   r.idle_ns = r.gpu && r.span_ns > total.busy_ns ? r.span_ns - total.busy_ns : 0;
   r.cpu_zone_ns = total.cpu_zone_ns;
+  r.in_zones_ns = total.in_zones_ns;
+  r.idle_in_zones_ns = total.idle_in_zones_ns;
   return r;
 }
 
@@ -222,6 +226,7 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
   for (RankScan& s : all) {
     out.late_gpu_records += s.late_gpu_records;
     out.late_step_marks += s.late_step_marks;
+    out.late_zones += s.late_zones;
     if (left_out[s.process]) continue;
     out.ranks.push_back(make_row(procs[s.process], s));
     scans.push_back(&s);

@@ -116,11 +116,12 @@ std::string csv(const RanksReport& r, bool per_step) {
                         std::to_string(k.pid), std::to_string(t.stats.duration_ns()), std::to_string(t.stats.compute_ns),
                         std::to_string(t.stats.comm_ns), std::to_string(t.stats.memcpy_ns),
                         std::to_string(t.stats.overlap_ns), k.gpu ? std::to_string(t.stats.idle_ns()) : "",
-                        std::to_string(t.stats.cpu_zone_ns)});
+                        std::to_string(t.stats.cpu_zone_ns), std::to_string(t.stats.in_zones_ns),
+                        std::to_string(t.stats.idle_in_zones_ns)});
       }
     }
     return internal::format_csv_table({"step", "repeat", "rank", "host", "pid", "time_ns", "compute_ns", "comm_ns", "memcpy_ns",
-                                       "overlap_ns", "idle_ns", "cpu_zone_ns"},
+                                       "overlap_ns", "idle_ns", "cpu_zone_ns", "in_zones_ns", "idle_in_zones_ns"},
                                       rows);
   }
   for (const RankRow& k : r.ranks) {
@@ -130,11 +131,12 @@ std::string csv(const RanksReport& r, bool per_step) {
                     std::to_string(k.step_time_median_ns), std::to_string(k.span_ns), std::to_string(k.compute_ns),
                     std::to_string(k.comm_ns), std::to_string(k.memcpy_ns), std::to_string(k.overlap_ns), overlap,
                     k.gpu ? std::to_string(k.idle_ns) : "", std::to_string(k.cpu_zone_ns),
-                    std::to_string(k.collectives), k.late_ns_median ? std::to_string(*k.late_ns_median) : ""});
+                    std::to_string(k.in_zones_ns), std::to_string(k.idle_in_zones_ns), std::to_string(k.collectives),
+                    k.late_ns_median ? std::to_string(*k.late_ns_median) : ""});
   }
   return internal::format_csv_table({"rank", "host", "pid", "steps", "step_time_median_ns", "span_ns", "compute_ns",
                                      "comm_ns", "memcpy_ns", "overlap_ns", "overlap_pct", "idle_ns", "cpu_zone_ns",
-                                     "collectives", "late_ns_median"},
+                                     "in_zones_ns", "idle_in_zones_ns", "collectives", "late_ns_median"},
                                     rows);
 }
 
@@ -168,6 +170,8 @@ std::string json(const RanksReport& r, bool per_step) {
     k.gpu && k.comm_ns ? j.dbl(k.overlap_pct()) : j.null();
     j.field_if("idle_ns", k.gpu, uint64_t{k.idle_ns});
     j.field("cpu_zone_ns", uint64_t{k.cpu_zone_ns});
+    j.field("in_zones_ns", uint64_t{k.in_zones_ns});
+    j.field("idle_in_zones_ns", uint64_t{k.idle_in_zones_ns});
     j.field("collectives", uint64_t{k.collectives});
     j.key("late_ns_median");
     k.late_ns_median ? j.num(*k.late_ns_median) : j.null();
@@ -205,6 +209,8 @@ std::string json(const RanksReport& r, bool per_step) {
         j.key("idle_ns");
         k.gpu ? j.unum(t.stats.idle_ns()) : j.null();
         j.field("cpu_zone_ns", uint64_t{t.stats.cpu_zone_ns});
+        j.field("in_zones_ns", uint64_t{t.stats.in_zones_ns});
+        j.field("idle_in_zones_ns", uint64_t{t.stats.idle_in_zones_ns});
         j.close('}');
       }
       j.close(']');

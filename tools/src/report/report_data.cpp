@@ -240,6 +240,8 @@ void step_breakdown(JsonWriter& j, const RanksReport& ranks) {
       j.field("memcpy_ns", st->memcpy_ns);
       j.field("idle_ns", st->idle_ns());
       j.field("cpu_zone_ns", st->cpu_zone_ns);
+      j.field("in_zones_ns", st->in_zones_ns);
+      j.field("idle_in_zones_ns", st->idle_in_zones_ns);
       j.close('}');
     }
     j.close(']');

@@ -50,6 +50,7 @@ struct RankRow {
   uint64_t span_ns = 0;
   uint64_t compute_ns = 0, comm_ns = 0, memcpy_ns = 0, overlap_ns = 0, idle_ns = 0;
   uint64_t cpu_zone_ns = 0;
+  uint64_t in_zones_ns = 0, idle_in_zones_ns = 0;  // StepStats says what they are
   bool gpu = false;                  // the rank recorded kernels, copies or sets
   uint64_t collectives = 0;          // calls kept for matching
   uint64_t matched = 0;              // of them, in a collective with other ranks
@@ -89,7 +90,7 @@ struct RanksReport {
   std::vector<Straggler> stragglers; // by lateness, descending
   ClockAlignment clock;
   std::vector<std::string> problems; // job problems, "ringprof: …" lines
-  uint64_t late_gpu_records = 0, late_step_marks = 0;  // reorder limits hit (rank_scan.h)
+  uint64_t late_gpu_records = 0, late_step_marks = 0, late_zones = 0;  // reorder limits hit (rank_scan.h)
 
   static constexpr int64_t kLateFloorNs = 50'000;
   static constexpr double kLateShare = 0.05;

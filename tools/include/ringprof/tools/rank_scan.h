@@ -12,7 +12,12 @@
 //     threads (on a thread that is the time some zone was open), a zone that
 //     crosses a step boundary split in proportion. Zones without an end
 //     (still open when the files end, or a PyTorch operator ended on another
-//     thread) are left out: their length is not known.
+//     thread) are left out: their length is not known;
+//   - the time in zones: when some zone with an end was open on some thread
+//     of the process (each instant once, whatever the number of threads),
+//     and the part of it during which the GPU was idle (none of the three
+//     GPU kinds at work): with the GPU's busy time it splits the step into
+//     GPU work, GPU idle while the host ran zones, and idle in both.
 // It also keeps the process's collective calls (ringprof/tools/collectives.h),
 // for aligning clocks and finding who arrives late, and per zone name the
 // self time, per kernel name the time, to tell what makes a rank slower.
@@ -28,6 +33,10 @@
 // sweep has already passed (further out of order than the window) still
 // counts in the totals but without its overlap; late_gpu_records counts them,
 // and late_step_marks the marks that came after time they begin was accounted.
+// The time in zones is settled in time order, keeping at least the latest
+// kCoverSpans/2 disjoint spans of zones and GPU work: a zone that began
+// before what is settled (longer than that margin, or from a thread whose
+// events came much later) counts only from there on; late_zones counts them.
 #pragma once
 
 #include <cstddef>
@@ -59,6 +68,8 @@ struct StepStats {
   uint64_t overlap_ns = 0;  // communication and computation at once
   uint64_t busy_ns = 0;     // any of the three
   uint64_t cpu_zone_ns = 0;
+  uint64_t in_zones_ns = 0;        // some zone open on some thread
+  uint64_t idle_in_zones_ns = 0;   // of it, while the GPU was idle (in_zones_ns without GPU records)
   uint64_t duration_ns() const { return end_ns > begin_ns ? end_ns - begin_ns : 0; }
   uint64_t idle_ns() const { return duration_ns() > busy_ns ? duration_ns() - busy_ns : 0; }
 };
@@ -74,6 +85,7 @@ struct RankScan {
   uint64_t gpu_records = 0;            // kernels, copies and sets swept
   uint64_t late_gpu_records = 0;
   uint64_t late_step_marks = 0;        // a step mark older than the GPU sweep: its GPU split is approximate
+  uint64_t late_zones = 0;             // zones that began before the settled time in zones
   uint64_t first_ns = 0, last_ns = 0;  // of the events and GPU records seen
   // Per name, over the whole steps (everything when there are none): zones'
   // self time (collective zones left out) and non-NCCL kernels' time.
@@ -84,6 +96,7 @@ struct RankScan {
   static constexpr size_t kMaxCollectives = 16384;
   static constexpr size_t kGpuWindow = 65536;
   static constexpr size_t kZoneWindow = 65536;
+  static constexpr size_t kCoverSpans = 65536;
 };
 
 // The visitor for one process: feed it that process's segments (TraceReader::
