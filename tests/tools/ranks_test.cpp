@@ -642,6 +642,60 @@ TEST(RankScan, TimeInZonesIsTheUnionOverThreadsInBoundedMemory) {
   EXPECT_EQ(scan.whole.idle_in_zones_ns, kSteps * 40 * kUs);
 }
 
+// Without GPU records the time in zones is settled once the spans pass
+// their bound: 80000 steps of 100 µs with zones [10,50) on the main thread
+// and [60,70) on a worker (50 µs a step), and an "epoch" zone on a third
+// thread around all of them, which closes last. What was settled before it
+// closed cannot see it: those steps keep their 50 µs, the later ones are
+// wholly in zones, and the note's count (late_zones) says one zone came so.
+TEST(RankScan, AZoneLongerThanTheSettledMarginCountsFromThereOn) {
+  test::TempDir dir;
+  SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
+  testing::TraceBuilder& b = rank.builder();
+  const uint32_t worker = b.thread(101, "worker"), epoch_thread = b.thread(102, "epoch");
+  const uint32_t main_zone = rank.loc("main_part"), work = rank.loc("work"), epoch = rank.loc("epoch");
+  constexpr uint64_t kSteps = 80'000;
+  static_assert(2 * kSteps > RankScan::kCoverSpans);
+  const uint64_t z = 10 * kMs;
+  auto t = [&](uint64_t s, uint64_t us) { return rank.at(z + s * 100 * kUs + us * kUs); };
+  b.begin(epoch_thread, t(0, 0), epoch);
+  for (uint64_t s = 0; s < kSteps; ++s) {
+    b.step(rank.thread(), t(s, 0), s);
+    b.begin(rank.thread(), t(s, 10), main_zone);
+    b.end(rank.thread(), t(s, 50));
+    b.begin(worker, t(s, 60), work);
+    b.end(worker, t(s, 70));
+    if (s % 1000 == 999) b.flush();
+  }
+  b.step(rank.thread(), t(kSteps, 0), kSteps);
+  b.end(epoch_thread, t(kSteps, 0));
+  rank.write(dir.path(), "rank0");
+  TraceReader reader({dir.path()});
+  RankScanner scanner(0, false);
+  reader.read(scanner);
+  const RankScan& scan = scanner.result();
+  ASSERT_EQ(scan.steps.size(), kSteps);
+  EXPECT_EQ(scan.late_zones, 1u);
+  size_t before = 0, after = 0, between = 0;
+  for (const StepStats& st : scan.steps) {
+    EXPECT_EQ(st.idle_in_zones_ns, st.in_zones_ns);  // no GPU: all of it idle
+    if (st.in_zones_ns == 50 * kUs && after == 0 && between == 0) {
+      ++before;
+    } else if (st.in_zones_ns == 100 * kUs) {
+      ++after;
+    } else {
+      ++between;
+      EXPECT_EQ(after, 0u) << "step " << st.number << ": " << st.in_zones_ns;
+      EXPECT_GT(st.in_zones_ns, 50 * kUs);
+      EXPECT_LT(st.in_zones_ns, 100 * kUs);
+    }
+  }
+  EXPECT_LE(between, 1u);
+  EXPECT_GT(before, 0u);  // settled before the epoch zone closed
+  EXPECT_GT(after, 0u);   // what remained is wholly in zones
+  EXPECT_EQ(before + between + after, kSteps);
+}
+
 // Steps numbered again (per epoch): each number once per occurrence.
 TEST(RankReport, StepNumbersUsedAgainAreKeptApart) {
   test::TempDir dir;

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "reading/reorder_window.h"
-#include "reports/interval_union.h"
+#include "ranks/zone_cover.h"
 #include "ringprof/tools/collectives.h"
 
 namespace ringprof {
@@ -129,14 +129,9 @@ struct RankScanner::Impl {
   uint64_t watermark = 0;
   std::array<Span, 3> run{};
 
-  // Cover: when some zone was open on some thread (each thread's latest
-  // run of touching zones waits in `pending` first, since most zones lie
-  // inside the next one to close) and when the GPU worked; settled in time
-  // order into in_zones_ns and idle_in_zones_ns.
-  internal::IntervalUnion host_cover, gpu_cover;
-  std::vector<Span> pending;          // by thread index
-  Span gpu_pending;
-  uint64_t cover_settled = 0;         // time before it is accounted
+  // When some zone was open on some thread and when the GPU worked,
+  // settled in time order into in_zones_ns and idle_in_zones_ns.
+  internal::ZoneCover cover;
   size_t cover_check = RankScan::kCoverSpans;
 
   LocClass& loc(uint32_t id) {
@@ -247,73 +242,48 @@ struct RankScanner::Impl {
     }
   }
 
-  // --- Cover ---
+  // --- Time in zones ---
 
-  // A thread's zones close in end order, so a zone that touches the
-  // thread's pending run extends it (a parent swallows its children).
   void cover_zone(uint32_t thread, Span z) {
     if (z.len() == 0) return;
-    if (z.b < cover_settled) ++owner.scan_.late_zones;
-    if (thread >= pending.size()) pending.resize(thread + 1);
-    Span& p = pending[thread];
-    if (p.len() && z.b <= p.e) {
-      p = {std::min(p.b, z.b), std::max(p.e, z.e)};
-      return;
-    }
-    if (p.len()) host_cover.add(p.b, p.e);
-    p = z;
+    if (z.b < cover.settled()) ++owner.scan_.late_zones;
+    cover.add_zone(thread, z.b, z.e);
     bound_cover();
   }
 
-  // GPU work comes in start order from the sweep.
   void cover_gpu(Span g) {
-    if (gpu_pending.len() && g.b <= gpu_pending.e) {
-      gpu_pending.e = std::max(gpu_pending.e, g.e);
-      return;
-    }
-    if (gpu_pending.len()) gpu_cover.add(gpu_pending.b, gpu_pending.e);
-    gpu_pending = g;
+    cover.add_gpu(g.b, g.e);
     bound_cover();
   }
 
-  // Past kCoverSpans spans, the older half of the larger union is settled,
-  // but not past the GPU sweep (GPU work before it has come) unless the
-  // spans reach 4 times the bound.
+  // Past kCoverSpans spans, the time before which half of them end is
+  // settled, but not past the GPU sweep (GPU work before it has come) unless
+  // the spans reach 4 times the bound.
   void bound_cover() {
-    const size_t size = host_cover.size() + gpu_cover.size();
+    const size_t size = cover.size();
     if (size <= cover_check) return;
-    const internal::IntervalUnion& larger = host_cover.size() >= gpu_cover.size() ? host_cover : gpu_cover;
-    uint64_t cut = larger.oldest_half_end();
+    uint64_t cut = cover.half_time();
     if (owner.scan_.gpu_records > 0 && size <= 4 * RankScan::kCoverSpans) cut = std::min(cut, watermark);
     settle_cover(cut);
-    cover_check = std::max(RankScan::kCoverSpans, host_cover.size() + gpu_cover.size() + RankScan::kCoverSpans / 2);
+    cover_check = std::max(RankScan::kCoverSpans, cover.size() + RankScan::kCoverSpans / 2);
   }
 
-  // Accounts [cover_settled, cut) into the steps it crosses and the whole,
-  // then forgets the spans that end before cut.
+  // Accounts [cover.settled(), cut) into the steps it crosses and the whole.
   void settle_cover(uint64_t cut) {
-    if (cut <= cover_settled) return;
-    for (Span& p : pending) {
-      if (p.len()) host_cover.add(p.b, p.e);
-      p = {};
-    }
-    if (gpu_pending.len()) gpu_cover.add(gpu_pending.b, gpu_pending.e);
-    gpu_pending = {};
-    auto measure = [&](StepStats& st, Span part) {
-      const uint64_t in = host_cover.overlap(part.b, part.e);
-      st.in_zones_ns += in;
-      st.idle_in_zones_ns += in - host_cover.overlap_with(gpu_cover, part.b, part.e);
-    };
-    const Span span{cover_settled, cut};
-    measure(whole, span);
-    for_each_step(span, measure);
-    cover_settled = cut;
-    host_cover.forget_before(cut);
-    gpu_cover.forget_before(cut);
+    const Span span{cover.settled(), cut};
+    cover.settle(cut, [&](const internal::ZoneCover::Settled& settled) {
+      auto measure = [&](StepStats& st, Span part) {
+        const auto f = settled.measure(part.b, part.e);
+        st.in_zones_ns += f.in_zones;
+        st.idle_in_zones_ns += f.idle_in_zones;
+      };
+      measure(whole, span);
+      for_each_step(span, measure);
+    });
   }
 
   void add_mark(uint64_t ts, uint64_t number) {
-    if (ts < watermark || ts < zones_released_to || ts < cover_settled) ++owner.scan_.late_step_marks;
+    if (ts < watermark || ts < zones_released_to || ts < cover.settled()) ++owner.scan_.late_step_marks;
     StepStats s;
     s.number = number;
     s.begin_ns = ts;

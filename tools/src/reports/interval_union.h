@@ -1,9 +1,8 @@
 // interval_union.h (internal) — the union of busy intervals [b, e) as
 // disjoint spans, merged as they are added in any order: GPU busy time for
-// `ringprof gpu`, the findings' idle time, and the ranks scan's time with a
-// zone open. Callers bound it by forgetting the oldest half once it holds
-// too many, or what ends before a time they have settled (records arrive
-// nearly in time order, so nothing later overlaps what is forgotten).
+// `ringprof gpu` and the findings' idle time. Callers bound it by forgetting
+// the oldest half once it holds too many (records arrive nearly in time
+// order, so nothing later overlaps what is forgotten).
 #pragma once
 
 #include <algorithm>
@@ -45,17 +44,6 @@ class IntervalUnion {
     return sum;
   }
 
-  // How much of [b, e) both this union and `other` cover.
-  uint64_t overlap_with(const IntervalUnion& other, uint64_t b, uint64_t e) const {
-    if (e <= b) return 0;
-    uint64_t sum = 0;
-    auto it = spans_.upper_bound(b);
-    if (it != spans_.begin()) --it;
-    for (; it != spans_.end() && it->first < e; ++it)
-      sum += other.overlap(std::max(b, it->first), std::min(e, it->second));
-    return sum;
-  }
-
   size_t size() const { return spans_.size(); }
   uint64_t length() const {
     uint64_t t = 0;
@@ -68,10 +56,6 @@ class IntervalUnion {
     auto it = spans_.begin();
     std::advance(it, static_cast<std::ptrdiff_t>(spans_.size() / 2) - 1);
     return it->second;
-  }
-  // Forgets the spans that end at or before t (a span across t stays whole).
-  void forget_before(uint64_t t) {
-    while (!spans_.empty() && spans_.begin()->second <= t) spans_.erase(spans_.begin());
   }
   // Forgets the oldest half; returns the length it covered.
   uint64_t forget_oldest_half() {
