@@ -305,7 +305,7 @@ TEST(RankReport, GpuTimeSplitPerStepExactly) {
   EXPECT_EQ(row.in_zones_ns, 900 * kUs);
   EXPECT_EQ(row.idle_in_zones_ns, 150 * kUs);
   EXPECT_EQ(r.late_gpu_records, 0u);
-  EXPECT_EQ(r.late_zones, 0u);
+  EXPECT_EQ(r.late_cover_spans, 0u);
   // JSON carries the fields with these values.
   const nlohmann::json j = nlohmann::json::parse(format_ranks(r, RanksFormat::Json, true));
   EXPECT_EQ(j["ranks"][0]["compute_ns"], 700 * kUs);
@@ -578,7 +578,7 @@ TEST(RankScan, ZonesOfOtherThreadsAndZonesWithoutAnEnd) {
     EXPECT_EQ(st.in_zones_ns, 300 * kUs) << st.number;
     EXPECT_EQ(st.idle_in_zones_ns, 300 * kUs) << st.number;
   }
-  EXPECT_EQ(scan.late_zones, 0u);
+  EXPECT_EQ(scan.late_cover_spans, 0u);
   EXPECT_EQ(scan.zone_self_ns.at("work"), 10 * 100 * kUs);
   EXPECT_EQ(scan.zone_self_ns.at("main_part"), 10 * 200 * kUs);
   EXPECT_EQ(scan.zone_self_ns.count("gloo:all_reduce"), 0u);
@@ -625,7 +625,7 @@ TEST(RankScan, TimeInZonesIsTheUnionOverThreadsInBoundedMemory) {
   reader.read(scanner);
   const RankScan& scan = scanner.result();
   ASSERT_EQ(scan.steps.size(), kSteps - 1);
-  EXPECT_EQ(scan.late_zones, 0u);
+  EXPECT_EQ(scan.late_cover_spans, 0u);
   EXPECT_EQ(scan.late_gpu_records, 0u);
   EXPECT_EQ(scan.late_step_marks, 0u);
   size_t wrong = 0;
@@ -647,7 +647,7 @@ TEST(RankScan, TimeInZonesIsTheUnionOverThreadsInBoundedMemory) {
 // and [60,70) on a worker (50 µs a step), and an "epoch" zone on a third
 // thread around all of them, which closes last. What was settled before it
 // closed cannot see it: those steps keep their 50 µs, the later ones are
-// wholly in zones, and the note's count (late_zones) says one zone came so.
+// wholly in zones, and the note's count (late_cover_spans) says one zone came so.
 TEST(RankScan, AZoneLongerThanTheSettledMarginCountsFromThereOn) {
   test::TempDir dir;
   SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
@@ -675,7 +675,7 @@ TEST(RankScan, AZoneLongerThanTheSettledMarginCountsFromThereOn) {
   reader.read(scanner);
   const RankScan& scan = scanner.result();
   ASSERT_EQ(scan.steps.size(), kSteps);
-  EXPECT_EQ(scan.late_zones, 1u);
+  EXPECT_EQ(scan.late_cover_spans, 1u);
   size_t before = 0, after = 0, between = 0;
   for (const StepStats& st : scan.steps) {
     EXPECT_EQ(st.idle_in_zones_ns, st.in_zones_ns);  // no GPU: all of it idle

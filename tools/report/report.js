@@ -160,10 +160,11 @@
     ['idle', 'GPU idle, no zone open', '#c9ced8', true], ['cpu', 'CPU in zones', '#9b6bd3', false],
     ['idle', 'no zone open', '#c9ced8', false]];
   function stepParts(st, gpu) {
-    if (!gpu) return { cpu: st.in_zones_ns, idle: st.time_ns - st.in_zones_ns };
+    // The tools keep each part within the step; Math.max guards the drawing.
+    if (!gpu) return { cpu: st.in_zones_ns, idle: Math.max(0, st.time_ns - st.in_zones_ns) };
     var exposed = st.comm_ns - st.overlap_ns, busy = st.time_ns - st.idle_ns;
     return { compute: st.compute_ns, comm: exposed, memory: Math.max(0, busy - st.compute_ns - exposed),
-      cpu: st.idle_in_zones_ns, idle: st.idle_ns - st.idle_in_zones_ns };
+      cpu: st.idle_in_zones_ns, idle: Math.max(0, st.idle_ns - st.idle_in_zones_ns) };
   }
   function stepChart(p) {
     var W = 1000, H = 180, n = p.steps.length, bw = W / n;

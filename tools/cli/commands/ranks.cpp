@@ -42,13 +42,18 @@ int run_ranks(const RanksArgs& a) {
   }
   const int status = report_problems(input.reader());
   for (const std::string& p : report.problems) std::fprintf(stderr, "%s\n", p.c_str());
-  if (report.late_gpu_records || report.late_step_marks || report.late_zones)
+  if (report.late_gpu_records || report.late_step_marks)
     std::fprintf(stderr,
-                 "ringprof: note: %llu GPU records, %llu step marks and %llu zones came further out of order than the "
-                 "reading window; their steps' GPU and time-in-zones figures are approximate\n",
+                 "ringprof: note: %llu GPU records and %llu step marks came further out of order than the reading "
+                 "window; their steps' GPU figures are approximate\n",
                  static_cast<unsigned long long>(report.late_gpu_records),
-                 static_cast<unsigned long long>(report.late_step_marks),
-                 static_cast<unsigned long long>(report.late_zones));
+                 static_cast<unsigned long long>(report.late_step_marks));
+  if (report.late_cover_spans)
+    std::fprintf(stderr,
+                 "ringprof: note: %llu zones or GPU records began before the time in zones was settled (a zone "
+                 "around many steps, or records that reached the files much later); they count from there on, so "
+                 "in_zones_ns and idle_in_zones_ns are approximate\n",
+                 static_cast<unsigned long long>(report.late_cover_spans));
   return report.problems.empty() ? status : kExitDamaged;
 }
 

@@ -226,7 +226,7 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
   for (RankScan& s : all) {
     out.late_gpu_records += s.late_gpu_records;
     out.late_step_marks += s.late_step_marks;
-    out.late_zones += s.late_zones;
+    out.late_cover_spans += s.late_cover_spans;
     if (left_out[s.process]) continue;
     out.ranks.push_back(make_row(procs[s.process], s));
     scans.push_back(&s);

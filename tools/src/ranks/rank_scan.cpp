@@ -246,12 +246,13 @@ struct RankScanner::Impl {
 
   void cover_zone(uint32_t thread, Span z) {
     if (z.len() == 0) return;
-    if (z.b < cover.settled()) ++owner.scan_.late_zones;
+    if (z.b < cover.settled()) ++owner.scan_.late_cover_spans;
     cover.add_zone(thread, z.b, z.e);
     bound_cover();
   }
 
   void cover_gpu(Span g) {
+    if (g.len() && g.b < cover.settled()) ++owner.scan_.late_cover_spans;
     cover.add_gpu(g.b, g.e);
     bound_cover();
   }
@@ -439,6 +440,11 @@ void RankScanner::end_process(const ProcessState& p) {
   for (size_t i = 0; i + 1 < m.marks.size(); ++i) {
     StepStats s = m.marks[i];
     s.end_ns = m.marks[i + 1].begin_ns;
+    // The sweep and the time in zones agree but for records and marks
+    // further out of order than their windows (counted apart): the parts of
+    // a step never exceed it.
+    s.in_zones_ns = std::min(s.in_zones_ns, s.duration_ns());
+    s.idle_in_zones_ns = std::min({s.idle_in_zones_ns, s.in_zones_ns, s.idle_ns()});
     scan_.steps.push_back(s);
   }
   const bool whole_steps = !scan_.steps.empty();
@@ -450,6 +456,8 @@ void RankScanner::end_process(const ProcessState& p) {
   scan_.kernel_ns = m.kernel_totals.result(whole_steps, m.names);
   m.whole.begin_ns = scan_.first_ns;
   m.whole.end_ns = scan_.last_ns;
+  m.whole.in_zones_ns = std::min(m.whole.in_zones_ns, m.whole.duration_ns());
+  m.whole.idle_in_zones_ns = std::min({m.whole.idle_in_zones_ns, m.whole.in_zones_ns, m.whole.idle_ns()});
   scan_.whole = m.whole;
   // The reorder window and the step marks are done with: a job's scanners
   // stay alive until every rank is read, and must not keep them.

@@ -48,9 +48,10 @@ ZoneCover::Settled::Figures ZoneCover::Settled::measure(uint64_t b, uint64_t e) 
 }
 
 void ZoneCover::add_zone(uint32_t thread, uint64_t b, uint64_t e) {
-  if (e <= b) return;
-  if (thread >= threads_.size()) threads_.resize(thread + 1);
-  std::deque<Span>& q = threads_[thread];
+  if (e <= b || e <= settled_) return;
+  auto [slot, added] = thread_slot_.try_emplace(thread, threads_.size());
+  if (added) threads_.emplace_back();
+  std::deque<Span>& q = threads_[slot->second];
   if (!q.empty() && e < q.back().b) {  // out of the thread's end order
     odd_host_.push_back({b, e});
     return;
@@ -66,7 +67,7 @@ void ZoneCover::add_zone(uint32_t thread, uint64_t b, uint64_t e) {
 }
 
 void ZoneCover::add_gpu(uint64_t b, uint64_t e) {
-  if (e <= b) return;
+  if (e <= b || e <= settled_) return;
   if (!gpu_.empty() && b < gpu_.back().b) {  // out of start order
     odd_gpu_.push_back({b, e});
   } else if (!gpu_.empty() && b <= gpu_.back().e) {

@@ -10,16 +10,18 @@
 // work merges into its latest span the same way. Nothing is merged across
 // threads until a stretch of time is settled: the spans before the cut are
 // then sorted and merged once, measured, and those that end before the cut
-// forgotten. Memory is bounded by settling often enough (the scan settles
-// when size() passes its bound). Spans that break the order (a zone that ends
-// before its thread's latest span begins, a GPU record further out of order
-// than the sweep) wait apart and are merged in the same way.
+// forgotten by the cut. Memory is bounded by settling often enough (the scan
+// settles when size() passes its bound). Spans that break the order (a zone
+// that ends before its thread's latest span begins, GPU work that starts
+// before the latest kept GPU span) wait apart and are merged in the same way;
+// spans that end by the settled time can no longer count and are dropped.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <unordered_map>
 #include <vector>
 
 namespace ringprof::internal {
@@ -57,7 +59,8 @@ class ZoneCover {
   void settle(uint64_t cut, const std::function<void(const Settled&)>& measure);
 
  private:
-  std::vector<std::deque<Span>> threads_;  // by thread index
+  std::vector<std::deque<Span>> threads_;          // one per thread seen...
+  std::unordered_map<uint32_t, size_t> thread_slot_;  // ...by its index in the files
   size_t host_spans_ = 0;
   std::deque<Span> gpu_;
   std::vector<Span> odd_host_, odd_gpu_;

@@ -90,7 +90,7 @@ struct RanksReport {
   std::vector<Straggler> stragglers; // by lateness, descending
   ClockAlignment clock;
   std::vector<std::string> problems; // job problems, "ringprof: …" lines
-  uint64_t late_gpu_records = 0, late_step_marks = 0, late_zones = 0;  // reorder limits hit (rank_scan.h)
+  uint64_t late_gpu_records = 0, late_step_marks = 0, late_cover_spans = 0;  // reorder limits hit (rank_scan.h)
 
   static constexpr int64_t kLateFloorNs = 50'000;
   static constexpr double kLateShare = 0.05;

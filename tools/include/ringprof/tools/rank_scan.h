@@ -33,10 +33,13 @@
 // sweep has already passed (further out of order than the window) still
 // counts in the totals but without its overlap; late_gpu_records counts them,
 // and late_step_marks the marks that came after time they begin was accounted.
-// The time in zones is settled in time order, keeping at least the latest
-// kCoverSpans/2 disjoint spans of zones and GPU work: a zone that began
-// before what is settled (longer than that margin, or from a thread whose
-// events came much later) counts only from there on; late_zones counts them.
+// The time in zones is settled in time order, keeping about the latest
+// kCoverSpans/2 disjoint spans of zones and GPU work (and not past the GPU
+// sweep until 4 times kCoverSpans are kept): a zone or GPU record that began
+// before what is settled (a zone longer than that margin, a thread's events
+// or CUPTI's records that came much later) counts only from there on;
+// late_cover_spans counts them. A step's time in zones never exceeds the
+// step, nor its GPU-idle part the step's idle time.
 #pragma once
 
 #include <cstddef>
@@ -85,7 +88,7 @@ struct RankScan {
   uint64_t gpu_records = 0;            // kernels, copies and sets swept
   uint64_t late_gpu_records = 0;
   uint64_t late_step_marks = 0;        // a step mark older than the GPU sweep: its GPU split is approximate
-  uint64_t late_zones = 0;             // zones that began before the settled time in zones
+  uint64_t late_cover_spans = 0;       // zones and GPU records that began before the settled time in zones
   uint64_t first_ns = 0, last_ns = 0;  // of the events and GPU records seen
   // Per name, over the whole steps (everything when there are none): zones'
   // self time (collective zones left out) and non-NCCL kernels' time.
