@@ -49,9 +49,13 @@ ZoneCover::Settled::Figures ZoneCover::Settled::measure(uint64_t b, uint64_t e) 
 
 void ZoneCover::add_zone(uint32_t thread, uint64_t b, uint64_t e) {
   if (e <= b || e <= settled_) return;
-  auto [slot, added] = thread_slot_.try_emplace(thread, threads_.size());
-  if (added) threads_.emplace_back();
-  std::deque<Span>& q = threads_[slot->second];
+  if (threads_.empty() || thread != last_thread_) {  // a segment holds one thread's zones in a row
+    auto [slot, added] = thread_slot_.try_emplace(thread, threads_.size());
+    if (added) threads_.emplace_back();
+    last_thread_ = thread;
+    last_slot_ = slot->second;
+  }
+  std::deque<Span>& q = threads_[last_slot_];
   if (!q.empty() && e < q.back().b) {  // out of the thread's end order
     odd_host_.push_back({b, e});
     return;

@@ -61,6 +61,8 @@ class ZoneCover {
  private:
   std::vector<std::deque<Span>> threads_;          // one per thread seen...
   std::unordered_map<uint32_t, size_t> thread_slot_;  // ...by its index in the files
+  uint32_t last_thread_ = 0;                          // the latest zone's thread...
+  size_t last_slot_ = 0;                              // ...and its slot
   size_t host_spans_ = 0;
   std::deque<Span> gpu_;
   std::vector<Span> odd_host_, odd_gpu_;
