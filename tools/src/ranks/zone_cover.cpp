@@ -21,7 +21,9 @@ uint64_t covered(const std::vector<Span>& spans, uint64_t b, uint64_t e) {
 
 // Sorted and merged into disjoint spans (touching ones joined).
 std::vector<Span> merged(std::vector<Span> spans) {
-  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) { return x.b < y.b; });
+  auto by_begin = [](const Span& x, const Span& y) { return x.b < y.b; };
+  // GPU work and a single thread's zones come sorted already.
+  if (!std::is_sorted(spans.begin(), spans.end(), by_begin)) std::sort(spans.begin(), spans.end(), by_begin);
   std::vector<Span> out;
   for (const Span& s : spans) {
     if (!out.empty() && s.b <= out.back().e) {
@@ -82,17 +84,32 @@ void ZoneCover::add_gpu(uint64_t b, uint64_t e) {
 }
 
 uint64_t ZoneCover::half_time() const {
-  std::vector<uint64_t> ends;
-  ends.reserve(size());
-  for (const auto& q : threads_)
-    for (const Span& s : q) ends.push_back(s.e);
-  for (const Span& s : gpu_) ends.push_back(s.e);
-  for (const Span& s : odd_host_) ends.push_back(s.e);
-  for (const Span& s : odd_gpu_) ends.push_back(s.e);
-  if (ends.empty()) return 0;
-  const auto mid = ends.begin() + static_cast<std::ptrdiff_t>(ends.size() / 2);
-  std::nth_element(ends.begin(), mid, ends.end());
-  return *mid;
+  // Each deque's ends increase (its spans are disjoint and sorted), so how
+  // many spans end by t is a sum of binary searches; the half time is the
+  // least t by which half of them end.
+  const size_t target = size() / 2;
+  if (target == 0) return 0;
+  auto ended_by = [](const std::deque<Span>& q, uint64_t t) {
+    return static_cast<size_t>(
+        std::upper_bound(q.begin(), q.end(), t, [](uint64_t v, const Span& s) { return v < s.e; }) - q.begin());
+  };
+  auto count = [&](uint64_t t) {
+    size_t n = ended_by(gpu_, t);
+    for (const auto& q : threads_) n += ended_by(q, t);
+    for (const Span& s : odd_host_) n += s.e <= t;
+    for (const Span& s : odd_gpu_) n += s.e <= t;
+    return n;
+  };
+  uint64_t lo = 0, hi = UINT64_MAX;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (count(mid) >= target) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
 }
 
 void ZoneCover::settle(uint64_t cut, const std::function<void(const Settled&)>& measure) {
