@@ -58,8 +58,9 @@ class TimelineScan final : public SegmentVisitor {
     // Devices in order, each swept to its end.
     std::map<uint32_t, Device*> ordered;
     for (auto& [id, d] : devices_) ordered[id] = &d;
-    for (auto& [id, d] : ordered) {
-      d->window.drain([&](const Interval& i) { sweep(*d, i); });
+    for (auto& [id, dev] : ordered) {
+      Device* d = dev;  // a lambda may not capture a structured binding before C++20 as clang 14 reads it
+      d->window.drain([this, d](const Interval& i) { sweep(*d, i); });
       if (d->open) emit(*d, d->current);
       d->util.pid = p.pid;
       d->util.device = id;
