@@ -223,6 +223,34 @@ TEST(FindingsGpuIdle, DataLoadingIsJudgedByWords) {
     EXPECT_EQ(bound(name), std::string(name) + " cpu");
 }
 
+// Two threads in zones over the same idle stretch cover it once: 10 steps
+// of 1 ms, the kernel [600,1000), zones [0,200) on the trainer and on a
+// logging thread. Zones cover 200 of the 600 idle µs (33.3%): not CPU-bound,
+// as the step chart shows it; summed per thread they would seem to cover
+// 400 (66.7%). With --thread the selected thread's zones speak.
+TEST(FindingsGpuIdle, ZonesOfOverlappingThreadsCoverTheIdleTimeOnce) {
+  test::TempDir dir;
+  Recording r;
+  const uint32_t logger = r.builder().thread(kTid + 1, "logger");
+  r.steps(10, kMs, [&](uint64_t, uint64_t t) {
+    r.zone("optimizer_step", t, t + 200 * kUs);
+    r.builder().begin(logger, t, r.loc("write_log"));
+    r.builder().end(logger, t + 200 * kUs);
+    r.kernel("gemm", t + 600 * kUs, t + kMs);
+  });
+  const std::string path = r.write(dir);
+  const auto all = findings_of(path);
+  ASSERT_EQ(count_rule(all, "gpu_idle"), 1u);
+  expect_figures(*find_rule(all, "gpu_idle"), {{"idle_pct_median", "60.0"},
+                                               {"idle_covered_pct", "33.3"},
+                                               {"bound", "unknown"}});
+  FindingsOptions logger_only;
+  logger_only.thread = "logger";
+  const auto selected = findings_of(path, logger_only);
+  ASSERT_EQ(count_rule(selected, "gpu_idle"), 1u);
+  expect_figures(*find_rule(selected, "gpu_idle"), {{"top_zone", "write_log"}, {"idle_covered_pct", "33.3"}});
+}
+
 TEST(FindingsGpuIdle, FewerThanThreeStepsOrNoGpuIsQuiet) {
   test::TempDir dir;
   Recording two;

@@ -48,6 +48,7 @@ struct ProcessFacts {
 
   // Whole steps that touch the window, in time order (contiguous).
   std::vector<StepStats> steps;
+  bool all_threads = true;          // no --thread: the steps' idle_in_zones_ns speak for the selection
 
   // gpu_idle: per zone name, its self time (selected threads) while the GPU
   // did nothing, within the steps.

@@ -28,20 +28,24 @@ std::vector<Finding> rule_gpu_idle(const std::vector<ProcessFacts>& processes) {
     if (!p.gpu) continue;
     std::vector<double> shares;
     std::vector<uint64_t> times, idles;
-    uint64_t idle_total = 0;
+    uint64_t idle_total = 0, idle_in_zones = 0;
     for (const StepStats& s : p.steps) {
       if (s.duration_ns() == 0) continue;
       shares.push_back(share(s.idle_ns(), s.duration_ns()));
       times.push_back(s.duration_ns());
       idles.push_back(s.idle_ns());
       idle_total += s.idle_ns();
+      idle_in_zones += s.idle_in_zones_ns;
     }
     if (shares.size() < kIdleMinSteps) continue;
     const double idle_share = median(shares);
     if (idle_share < kIdleWarning) continue;
 
-    // The zone with the most self time while the GPU was idle; the zones'
-    // self time together (several threads may overlap: at most the idle time).
+    // The zone with the most self time while the GPU was idle. The idle
+    // time zones cover: with every thread, the time some zone was open on
+    // some thread (the step chart's "GPU idle, CPU in zones"); with
+    // --thread, the selected threads' zones' self time together (threads
+    // may overlap: at most the idle time).
     std::string top;
     uint64_t top_ns = 0, covered = 0;
     for (const auto& [name, ns] : p.idle_self_ns) {
@@ -51,7 +55,7 @@ std::vector<Finding> rule_gpu_idle(const std::vector<ProcessFacts>& processes) {
         top_ns = ns;
       }
     }
-    covered = std::min(covered, idle_total);
+    covered = std::min(p.all_threads ? idle_in_zones : covered, idle_total);
     const double covered_share = share(covered, idle_total);
     const uint64_t steps = shares.size();
     const std::string bound = !top.empty() && is_data_loading_zone(top) ? "input"

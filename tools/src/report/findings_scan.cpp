@@ -26,6 +26,7 @@ void push_bounded(std::deque<TimeSpan>& q, TimeSpan s, size_t bound) {
 
 FactsCollector::Impl::Impl(const RankScan& scan, TimeWindow w, const std::string& thread, size_t tracked_zones)
     : window(w), filter(thread) {
+  facts.all_threads = thread.empty();
   for (const StepStats& st : scan.steps)
     if (window.overlaps(st.begin_ns, st.end_ns)) facts.steps.push_back(st);
   for (const StepStats& st : facts.steps) step_begins.push_back(st.begin_ns);
