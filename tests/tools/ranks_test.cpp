@@ -538,6 +538,15 @@ TEST(ClockAlignment, ReachedThroughAnotherHostBehindAFullReferenceHost) {
   EXPECT_LE(std::llabs(al.hosts[2].correction_ns + c.wall_skew_ns), 10'000);
 }
 
+// Writes the rank's file and scans it alone, as scan_ranks() scans each process.
+RankScan scan_one_rank(SimRank& rank, const test::TempDir& dir) {
+  rank.write(dir.path(), "rank0");
+  TraceReader reader({dir.path()});
+  RankScanner scanner(0, false);
+  reader.read(scanner);
+  return std::move(scanner.result());
+}
+
 // A worker thread's zones arrive before the step marks that precede them (a
 // segment holds one run of events per thread), and a zone never ends (an
 // operator PyTorch ends on another thread): per-step CPU time is still the
@@ -565,11 +574,7 @@ TEST(RankScan, ZonesOfOtherThreadsAndZonesWithoutAnEnd) {
     if (seg == 1) b.step(rank.thread(), rank.at(z + 10 * kMs), 10);
     b.flush();
   }
-  rank.write(dir.path(), "rank0");
-  TraceReader reader({dir.path()});
-  RankScanner scanner(0, false);
-  reader.read(scanner);
-  const RankScan& scan = scanner.result();
+  const RankScan scan = scan_one_rank(rank, dir);
   ASSERT_EQ(scan.steps.size(), 10u);
   for (const StepStats& st : scan.steps) {
     EXPECT_EQ(st.cpu_zone_ns, 300 * kUs) << st.number;
@@ -619,11 +624,7 @@ TEST(RankScan, TimeInZonesIsTheUnionOverThreadsInBoundedMemory) {
       for (uint64_t s = from - kRound; s < from; ++s) rank.gpu(GpuKind::Kernel, "gemm", t(s, 40), t(s, 60));
     b.flush();
   }
-  rank.write(dir.path(), "rank0");
-  TraceReader reader({dir.path()});
-  RankScanner scanner(0, false);
-  reader.read(scanner);
-  const RankScan& scan = scanner.result();
+  const RankScan scan = scan_one_rank(rank, dir);
   ASSERT_EQ(scan.steps.size(), kSteps - 1);
   EXPECT_EQ(scan.late_cover_spans, 0u);
   EXPECT_EQ(scan.late_gpu_records, 0u);
@@ -669,11 +670,7 @@ TEST(RankScan, AZoneLongerThanTheSettledMarginCountsFromThereOn) {
   }
   b.step(rank.thread(), t(kSteps, 0), kSteps);
   b.end(epoch_thread, t(kSteps, 0));
-  rank.write(dir.path(), "rank0");
-  TraceReader reader({dir.path()});
-  RankScanner scanner(0, false);
-  reader.read(scanner);
-  const RankScan& scan = scanner.result();
+  const RankScan scan = scan_one_rank(rank, dir);
   ASSERT_EQ(scan.steps.size(), kSteps);
   EXPECT_EQ(scan.late_cover_spans, 1u);
   size_t before = 0, after = 0, between = 0;
