@@ -105,9 +105,11 @@ void analyse(benchmark::State& state, unsigned threads, const std::string& label
   const std::string& dir = job();
   const bench::PeakRss peak;
   size_t stragglers = 0;
+  RanksOptions options;
+  options.threads = threads;
   for (auto _ : state) {
     TraceReader reader({dir});
-    const RanksReport report = analyse_ranks(reader, {threads});
+    const RanksReport report = analyse_ranks(reader, options);
     stragglers = report.stragglers.size();
     benchmark::DoNotOptimize(format_ranks(report, RanksFormat::Json, false));
   }

@@ -76,7 +76,7 @@ TEST(Cli, CommandHelpListsOnlyThatCommandsOptions) {
   const test::CommandResult r = cli("convert --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ringprof convert"), std::string::npos) << r.out;
-  for (const char* own : {"-o ", "--thread", "--symbol-path", "--last", "--window-id", "--format"})
+  for (const char* own : {"-o ", "--thread", "--symbol-path", "--last", "--window-id", "--format", "--rank"})
     EXPECT_NE(r.out.find(own), std::string::npos) << own << " missing from\n" << r.out;
   for (const char* other : {"--sort", "--per-thread", "--samples", "--top", "--steps"})
     EXPECT_EQ(r.out.find(other), std::string::npos) << other << " is not convert's, yet in\n" << r.out;

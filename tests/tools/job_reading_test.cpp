@@ -5,10 +5,12 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "ringprof/tools/chrome_trace.h"
+#include "ringprof/tools/rank_select.h"
 #include "ringprof/tools/trace_info.h"
 #include "ringprof/tools/trace_reader.h"
 #include "support/test_support.h"
@@ -177,6 +179,95 @@ TEST(JobReading, SamePidOnTwoHostsAndOneOffsetPerHost) {
   EXPECT_EQ(names, (std::map<uint32_t, std::string>{{100, "rank 0 (hostA, 100)"},
                                                     {(1u << 22) + 1, "rank 1 (hostB, 100)"},
                                                     {200, "rank 2 (hostB, 200)"}}));
+}
+
+// --rank LIST (ringprof/tools/rank_select.h): the list, then which paths a
+// selection keeps, then the option on the commands.
+TEST(RankSelection, ListsAndRangesSortedOnce) {
+  std::string error;
+  EXPECT_EQ(parse_rank_list("0,2,5-7", &error), (std::vector<int32_t>{0, 2, 5, 6, 7}));
+  EXPECT_EQ(parse_rank_list("3,1,1,2-3", &error), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(parse_rank_list("4-4", &error), (std::vector<int32_t>{4}));
+  for (const std::string bad : {"", "a", "3-1", "-1", "1,,2", "1-", "1,2-x", "99999999999", "0-2000000000", "1.5"}) {
+    error.clear();
+    EXPECT_FALSE(parse_rank_list(bad, &error).has_value()) << bad;
+    EXPECT_NE(error.find("bad rank list '" + bad + "'"), std::string::npos) << error;
+  }
+  EXPECT_EQ(format_rank_list({0, 1, 2, 3, 5}), "0-3, 5");
+  EXPECT_EQ(format_rank_list({0, 1, 4}), "0, 1, 4");
+  EXPECT_EQ(format_rank_list({7}), "7");
+}
+
+TEST(RankSelection, KeepsTheChosenRanksFilesAndNothingElse) {
+  test::TempDir dir;
+  const std::string job = write_job(dir);
+  const RankSelection sel = select_ranks({job}, {0, 2});
+  EXPECT_EQ(sel.paths, (std::vector<std::string>{job + "/rank0/ringprof-100-1-000000.rpf",
+                                                 job + "/rank2/ringprof-300-1-000000.rpf"}))
+      << "rank 1's file and the worker without a rank are left out";
+  EXPECT_TRUE(sel.missing.empty());
+  EXPECT_EQ(sel.present, (std::vector<int32_t>{0, 1, 2}));
+  TraceReader reader(sel.paths);
+  EXPECT_FALSE(reader.has_problems());
+  std::vector<std::string> names;
+  for (const ProcessState& p : reader.processes()) names.push_back(p.trace_name());
+  EXPECT_EQ(names, (std::vector<std::string>{"rank 0 (hostA, 100)", "rank 2 (hostB, 300)"}));
+
+  const RankSelection absent = select_ranks({job}, {1, 5, 6});
+  EXPECT_EQ(absent.missing, (std::vector<int32_t>{5, 6}));
+  EXPECT_EQ(absent.paths, (std::vector<std::string>{job + "/rank1/ringprof-200-1-000000.rpf"}));
+}
+
+TEST(RankSelection, PathsThatYieldNoFileStayForTheReaderToReport) {
+  test::TempDir dir;
+  const std::string job = write_job(dir);
+  // rank1 (no files) must not pass for holding rank10's: a path is a
+  // directory prefix only up to a slash.
+  std::filesystem::rename(job + "/rank1", job + "/rank10");
+  std::filesystem::create_directories(job + "/rank1");
+  const std::string garbage = dir.file("garbage.rpf");
+  test::write_file(garbage, std::vector<uint8_t>(64, 0x5a));
+  const std::string gone = dir.file("gone.rpf");
+  const std::vector<std::string> paths = {job + "/rank1", job + "/rank10", garbage, gone, job + "/rank2/"};
+  const RankSelection sel = select_ranks(paths, {2});
+  EXPECT_EQ(sel.paths, (std::vector<std::string>{job + "/rank1", gone, garbage, job + "/rank2/ringprof-300-1-000000.rpf"}));
+  TraceReader reader(sel.paths);
+  reader.read([](const SegmentView&) {});
+  EXPECT_EQ(reader.problems().size(), 3u) << "the empty directory, the missing file and the unreadable one";
+}
+
+TEST(RankSelection, EveryCommandTakesRank) {
+  test::TempDir dir;
+  const std::string job = write_job(dir);
+  const std::string out = dir.file("trace.json");
+  auto run = [&](const std::string& args) {
+    return test::run_command(std::string(RINGPROF_CLI) + " " + args + " " + test::shell_quote(job));
+  };
+  const test::CommandResult convert = run("convert --rank 1,2 -o " + test::shell_quote(out));
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  std::set<std::string> names;
+  const nlohmann::json trace = nlohmann::json::parse(test::read_text(out));
+  for (const auto& e : trace["traceEvents"])
+    if (e["name"] == "process_name") names.insert(e["args"]["name"].get<std::string>());
+  EXPECT_EQ(names, (std::set<std::string>{"rank 1 (hostA, 200)", "rank 2 (hostB, 300)"}));
+
+  // The ranks left out are not "ranks with no files" (exit 0, nothing on stderr).
+  const test::CommandResult ranks = run("ranks --format json --rank 2");
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.err;
+  EXPECT_EQ(ranks.err, "");
+  const nlohmann::json j = nlohmann::json::parse(ranks.out);
+  ASSERT_EQ(j["ranks"].size(), 1u);
+  EXPECT_EQ(j["ranks"][0]["rank"], 2);
+
+  const test::CommandResult absent = run("table --rank 1,7");
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_EQ(absent.out, "");
+  EXPECT_EQ(absent.err, "ringprof: --rank: no file states rank 7 (the files state ranks 0-2)\n");
+
+  const test::CommandResult bad = run("info --rank 3-1");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--rank: bad rank list '3-1' at '3-1' (try 0,2,5-7)"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
 }
 
 }  // namespace

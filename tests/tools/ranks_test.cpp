@@ -23,6 +23,12 @@ using testing::SimRank;
 constexpr uint64_t kUs = 1000;
 constexpr uint64_t kMs = 1000 * kUs;
 
+RanksOptions reading_threads(unsigned threads) {
+  RanksOptions o;
+  o.threads = threads;
+  return o;
+}
+
 TEST(Collectives, ZoneNamesAsProcessGroupsGiveThem) {
   bool nccl = false;
   EXPECT_EQ(zone_collective("nccl:all_reduce", &nccl), "all_reduce");
@@ -350,7 +356,7 @@ std::string write_straggler_job(test::TempDir& dir, const std::string& job_id = 
 TEST(RankReport, NamesTheRankThatArrivesLateAndWhy) {
   test::TempDir dir;
   TraceReader reader({write_straggler_job(dir)});
-  const RanksReport r = analyse_ranks(reader, {2});
+  const RanksReport r = analyse_ranks(reader, reading_threads(2));
   EXPECT_TRUE(r.problems.empty());
   EXPECT_EQ(r.job_id, "job9");
   EXPECT_EQ(r.world_size, 4);
@@ -421,8 +427,8 @@ TEST(RankReport, ReadInParallelSameAsOneAtATime) {
   test::TempDir dir;
   const std::string root = write_straggler_job(dir);
   TraceReader one({root}), many({root});
-  const std::string a = format_ranks(analyse_ranks(one, {1}), RanksFormat::Json, true);
-  const std::string b = format_ranks(analyse_ranks(many, {4}), RanksFormat::Json, true);
+  const std::string a = format_ranks(analyse_ranks(one, reading_threads(1)), RanksFormat::Json, true);
+  const std::string b = format_ranks(analyse_ranks(many, reading_threads(4)), RanksFormat::Json, true);
   EXPECT_EQ(a, b);
 }
 

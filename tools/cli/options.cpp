@@ -1,23 +1,78 @@
 #include "options.h"
 
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <utility>
+
+#include "reporting.h"
+#include "ringprof/tools/rank_select.h"
 
 namespace ringprof::cli {
 
+namespace {
+
+// A command's PATH... and --rank, kept until the command runs: on_run narrows
+// the paths to the ranks' files first, so the command never sees the rest.
+struct PathSelection {
+  std::vector<std::string>* paths = nullptr;
+  std::string rank_text;
+  std::vector<int32_t>* ranks = nullptr;  // the parsed list, for a command that wants it
+};
+
+std::map<const CLI::App*, std::unique_ptr<PathSelection>>& path_selections() {
+  static std::map<const CLI::App*, std::unique_ptr<PathSelection>> selections;
+  return selections;
+}
+
+// kExitOk, or the status of a selection that cannot be made (said on stderr).
+int apply_rank_selection(const CLI::App& cmd) {
+  const auto it = path_selections().find(&cmd);
+  if (it == path_selections().end() || it->second->rank_text.empty()) return kExitOk;
+  PathSelection& sel = *it->second;
+  std::string error;
+  const std::vector<int32_t> ranks = *parse_rank_list(sel.rank_text, &error);  // checked while parsing
+  RankSelection chosen = select_ranks(*sel.paths, ranks);
+  if (!chosen.missing.empty()) {
+    print_error("--rank: no file states rank " + format_rank_list(chosen.missing) +
+                (chosen.present.empty() ? std::string(" (no file states a rank)")
+                                        : " (the files state ranks " + format_rank_list(chosen.present) + ")"));
+    return kExitDamaged;
+  }
+  *sel.paths = std::move(chosen.paths);
+  if (sel.ranks) *sel.ranks = ranks;
+  return kExitOk;
+}
+
+}  // namespace
+
 void on_run(CLI::App& cmd, std::function<int()> run) {
   // CLI11's way to end a callback with a status: main returns its code.
-  cmd.callback([run = std::move(run)] {
-    if (const int status = run(); status != kExitOk) throw CLI::RuntimeError(status);
+  cmd.callback([&cmd, run = std::move(run)] {
+    int status = apply_rank_selection(cmd);
+    if (status == kExitOk) status = run();
+    if (status != kExitOk) throw CLI::RuntimeError(status);
   });
 }
 
 void usage_error(const std::string& message) { throw CLI::ValidationError(message); }
 
-void add_paths(CLI::App& cmd, std::vector<std::string>& paths) {
+void add_paths(CLI::App& cmd, std::vector<std::string>& paths, std::vector<int32_t>* ranks) {
   cmd.add_option("PATH", paths, "ringprof files (*.rpf, *.rpf.part) or directories holding them")
       ->required()
       ->type_name("");
+  auto sel = std::make_unique<PathSelection>();
+  sel->paths = &paths;
+  sel->ranks = ranks;
+  cmd.add_option("--rank", sel->rank_text, "a distributed job's ranks to keep, the others' files left unread")
+      ->type_name("LIST")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            std::string error;
+            return parse_rank_list(text, &error) ? "" : error;
+          },
+          ""));
+  path_selections()[&cmd] = std::move(sel);
 }
 
 CLI::Validator duration_validator() {

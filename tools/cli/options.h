@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,7 +34,10 @@ void on_run(CLI::App& cmd, std::function<int()> run);
 // PATH...: ringprof files (*.rpf, *.rpf.part) or directories holding them.
 // Not checked for existence here: a missing input is reported by the reader,
 // with the others, and exits 2 (docs/cli.md#exit-status).
-void add_paths(CLI::App& cmd, std::vector<std::string>& paths);
+// With them --rank LIST (ringprof/tools/rank_select.h): before the command
+// runs (on_run), `paths` becomes the files of those ranks alone, and `ranks`,
+// when given, the list; a rank no file states is an error (exit 2).
+void add_paths(CLI::App& cmd, std::vector<std::string>& paths, std::vector<int32_t>* ranks = nullptr);
 
 // --from/--to, --last, --around/--window, --window-id: one way to say which
 // part of the trace, the others excluded.

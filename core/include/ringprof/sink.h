@@ -191,7 +191,7 @@ class Sink {
   virtual void acknowledge_trigger(uint64_t /*window_id*/) {}
 
   // Called inside a fatal-signal handler, with the drainer parked and the
-  // writer thread held between two calls (or stuck in one for 300 ms): store
+  // writer thread held between two calls (or the writer crashed itself): store
   // what `events` holds as one final segment. Must be async-signal-safe (no
   // allocation, no lock, no stdio; write(2) into what was prepared earlier).
   // Returns false when nothing could be stored.

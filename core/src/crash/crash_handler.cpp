@@ -5,11 +5,13 @@
 //      which ends the process; a fault inside the handler itself is fatal at
 //      once: every signal is blocked while it runs, and the kernel kills a
 //      thread whose synchronous fault signal is blocked);
-//   2. asks the drainer to park at a safe point (at most 300 ms; not when the
-//      drainer itself crashed) and takes its unwritten batch; then lets the
-//      writer thread write the batches it has queued and holds it idle (at
-//      most 300 ms more; not when the writer crashed). A writer that cannot
-//      be held (stuck in a write) shares the file: no crash segment then;
+//   2. wakes the drainer and asks it to park at a safe point (at most 1 s;
+//      not when the drainer itself crashed) and takes its unwritten batch;
+//      then lets the writer thread write the batches it has queued, for as
+//      long as it gets through them (a queue that has not moved for 300 ms,
+//      or 3 s in all, is left), and holds it idle (at most 300 ms more; not
+//      when the writer crashed). A writer that cannot be held (stuck in a
+//      write) keeps the file: no crash segment then;
 //   3. hands the batch and the unread part of every live ring of the session
 //      to the sink's async-signal-safe write_crash(), with a ringprof.crash
 //      mark naming the signal and the faulting thread;
@@ -37,6 +39,7 @@
 
 #include "crash/crash_source.h"
 #include "crash/crash_state.h"
+#include "draining/drainer_wake.h"
 #include "ringprof/ringprof.h"
 
 namespace ringprof::crash {
@@ -45,6 +48,12 @@ namespace {
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 constexpr int kTermSignals[] = {SIGTERM, SIGINT};
 constexpr int kMaxSignal = 65;
+// How long the handler waits for the other threads (step 2 above). The
+// process is dying; a second more is cheap next to losing the last batches,
+// and a thread that is truly stuck still cannot hold the exit up for long.
+constexpr int kParkMs = 1000;
+constexpr int kWriterStallMs = 300;
+constexpr int kWriterBacklogMs = 3000;
 
 struct sigaction g_previous[kMaxSignal];
 constinit std::atomic<bool> g_installed_fatal{false};
@@ -100,13 +109,16 @@ void flush_crash(int sig, siginfo_t* info, uint32_t tid) noexcept {
   begin_crash();
   PendingBatch pending;
   bool parked = false;
-  if (static_cast<pid_t>(tid) != drainer_tid()) parked = wait_for_park(300, &pending);
+  if (static_cast<pid_t>(tid) != drainer_tid()) {
+    drainer_wake::wake();  // it may sleep for up to RINGPROF_DRAIN_MS between rounds
+    parked = wait_for_park(kParkMs, &pending);
+  }
   // The writer empties its queue into the files, then stays off the sink.
   // The crash segment goes into the file the writer writes: without the
   // sink to itself (a write stuck on a slow disk), the handler writes none.
   // (A writer that crashed itself is stopped here, between or inside a call.)
   const bool writer_crashed = static_cast<pid_t>(tid) == writer_tid();
-  const bool writer_held = !writer_crashed && hold_writer(300, parked);
+  const bool writer_held = !writer_crashed && hold_writer(kWriterStallMs, kWriterBacklogMs, parked);
   if (!writer_crashed && !writer_held) {
     end_crash(false);
     return;

@@ -192,19 +192,33 @@ pid_t writer_tid() noexcept {
   return w ? w->tid.load(std::memory_order_relaxed) : 0;
 }
 
-bool hold_writer(int max_ms, bool drainer_parked) noexcept {
+bool hold_writer(int stall_ms, int max_backlog_ms, bool drainer_parked) noexcept {
   WriterHandshake* w = g_writer.load(std::memory_order_seq_cst);
   if (w == nullptr) return true;
-  for (int waited = 0; waited <= max_ms; ++waited) {
-    // Queued batches first (nothing new comes once the drainer is parked);
-    // past half the time, take the sink as soon as the writer's call ends.
-    if (!drainer_parked || w->backlog.load(std::memory_order_seq_cst) <= 0 || 2 * waited > max_ms) {
-      w->hold_requested.store(true, std::memory_order_seq_cst);
-      uint32_t expected = kWriterIdle;
-      if (w->state.compare_exchange_strong(expected, kWriterHeld, std::memory_order_seq_cst)) return true;
+  // Queued batches first (nothing new comes once the drainer is parked), for
+  // as long as the writer gets through them: a slow machine (a loaded core,
+  // a sanitizer build) may need more than a fixed wait, and those batches
+  // hold the events recorded just before the crash. A writer whose backlog
+  // has not moved for `stall_ms`, or that still has one after
+  // `max_backlog_ms`, is taken as soon as its current call ends.
+  if (drainer_parked) {
+    int64_t last = w->backlog.load(std::memory_order_seq_cst);
+    for (int waited = 0, still = 0; last > 0 && still < stall_ms && waited < max_backlog_ms; ++waited) {
+      sleep_ms(1);
+      const int64_t now = w->backlog.load(std::memory_order_seq_cst);
+      still = now < last ? 0 : still + 1;
+      last = now;
     }
+  }
+  w->hold_requested.store(true, std::memory_order_seq_cst);
+  for (int waited = 0; waited <= stall_ms; ++waited) {
+    uint32_t expected = kWriterIdle;
+    if (w->state.compare_exchange_strong(expected, kWriterHeld, std::memory_order_seq_cst)) return true;
     sleep_ms(1);
   }
+  // Stuck in a call: the handler leaves the sink to it (and, should the
+  // process go on, the writer must not find itself refused for good).
+  w->hold_requested.store(false, std::memory_order_seq_cst);
   return false;
 }
 

@@ -109,10 +109,12 @@ void writer_end_work(WriterHandshake& w) noexcept;
 void writer_wait(WriterHandshake& w) noexcept;
 // Handler side. The published writer's thread (0: none, or not started).
 pid_t writer_tid() noexcept;
-// Waits at most `max_ms`; with `drainer_parked`, first for the backlog to
-// empty. True when the writer is held (or none is published): the sink is
-// the handler's until release_writer().
-bool hold_writer(int max_ms, bool drainer_parked) noexcept;
+// With `drainer_parked`, first waits for the backlog to empty while the
+// writer makes progress (it moved within `stall_ms`, for `max_backlog_ms` at
+// most), then waits at most `stall_ms` for the writer's current call to end.
+// True when the writer is held (or none is published): the sink is the
+// handler's until release_writer().
+bool hold_writer(int stall_ms, int max_backlog_ms, bool drainer_parked) noexcept;
 void release_writer() noexcept;
 
 // In a forked child: nothing of the parent's (rings, sink, handshake).

@@ -20,12 +20,14 @@ struct RanksArgs {
   std::string output = "-";
   bool per_step = false;
   unsigned threads = 0;
+  std::vector<int32_t> ranks;  // --rank, parsed
 };
 
 int run_ranks(const RanksArgs& a) {
   Input input(a.paths, /*align_by_collectives=*/false);  // analyse_ranks aligns from its own scan
   RanksOptions options;
   options.threads = a.threads;
+  options.selected_ranks = a.ranks;
   const RanksReport report = analyse_ranks(input.reader(), options);
   const RanksFormat format =
       a.format == "csv" ? RanksFormat::Csv : a.format == "json" ? RanksFormat::Json : RanksFormat::Text;
@@ -67,7 +69,7 @@ void add_rank_commands(CLI::App& app) {
   r.footer(
       "PATH... are the job's directories (or one directory of per-rank directories). Hosts are aligned by the ends "
       "of collective operations (docs/ranks.md).");
-  add_paths(r, args->paths);
+  add_paths(r, args->paths, &args->ranks);
   r.add_option("--format", args->format, "text (default), csv or json")
       ->type_name("FORMAT")
       ->check(CLI::IsMember({"text", "csv", "json"}));

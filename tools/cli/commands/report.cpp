@@ -24,6 +24,7 @@ struct ReportPageArgs {
   std::string thread;
   std::vector<std::string> symbol_paths;
   bool no_trace = false;
+  std::vector<int32_t> ranks;  // --rank, parsed
 };
 
 // The full trace beside the page: report.html -> report.perfetto-trace.
@@ -42,6 +43,7 @@ int run_report(const ReportPageArgs& a) {
   options.window = a.window;
   options.thread = a.thread;
   options.symbol_paths = a.symbol_paths;
+  options.selected_ranks = a.ranks;
   std::string error;
   if (!a.no_trace && a.output != "-") {
     // Written first: the page links to it only once it exists.
@@ -76,6 +78,7 @@ struct FindingsArgs {
   std::string thread;
   std::string format = "text";
   std::string fail_on;  // "" never; "info", "warning" or "critical"
+  std::vector<int32_t> ranks;  // --rank, parsed
 };
 
 // Exit 3 (as `ringprof diff` on a regression) when a finding is at least as
@@ -86,7 +89,9 @@ int run_findings(const FindingsArgs& a) {
   check_window(a.window);
   if (const int status = place_window(a.paths, a.window)) return status;
   Input input(a.paths, /*align_by_collectives=*/false);  // the ranks scan below aligns
-  const RanksReport ranks = analyse_ranks(input.reader(), {});
+  RanksOptions ranks_options;
+  ranks_options.selected_ranks = a.ranks;
+  const RanksReport ranks = analyse_ranks(input.reader(), ranks_options);
   FindingsOptions options;
   options.window = a.window;
   options.thread = a.thread;
@@ -110,7 +115,7 @@ void add_report_page_commands(CLI::App& app) {
   CLI::App& r = *app.add_subcommand("report", "one self-contained HTML page explaining the recording");
   r.group("Reports");
   r.footer("The page inlines everything it needs: open it anywhere, offline (docs/report.md).");
-  add_paths(r, args->paths);
+  add_paths(r, args->paths, &args->ranks);
   add_output_option(r, args->output, "the page to write (report.html)")->required();
   add_thread_option(r, args->thread);
   add_symbol_path_option(r, args->symbol_paths);
@@ -124,7 +129,7 @@ void add_report_page_commands(CLI::App& app) {
   CLI::App& f = *app.add_subcommand("findings", "known performance problems, with evidence and what to do");
   f.group("Reports");
   f.footer("The rules and their thresholds: docs/report.md#findings. Exit 3 with --fail-on when one is found.");
-  add_paths(f, found->paths);
+  add_paths(f, found->paths, &found->ranks);
   f.add_option("--format", found->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   f.add_option("--fail-on", found->fail_on, "exit 3 when a finding is at least this severe: info, warning, critical")
       ->check(CLI::IsMember({"info", "warning", "critical"}));

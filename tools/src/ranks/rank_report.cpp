@@ -19,7 +19,8 @@ using internal::median;
 using internal::median_abs_deviation;
 
 // The job's problems; processes of another job are marked to be left out.
-void check_job(const TraceReader& reader, RanksReport& out, std::vector<bool>& left_out) {
+void check_job(const TraceReader& reader, const std::vector<int32_t>& selected, RanksReport& out,
+               std::vector<bool>& left_out) {
   const std::vector<ProcessState>& procs = reader.processes();
   std::map<std::string, size_t> job_votes;
   for (const ProcessState& p : procs)
@@ -57,6 +58,8 @@ void check_job(const TraceReader& reader, RanksReport& out, std::vector<bool>& l
     size_t count = 0;
     for (int64_t r = 0; r < out.world_size; ++r) {
       if (by_rank.count(r)) continue;
+      if (!selected.empty() && !std::binary_search(selected.begin(), selected.end(), static_cast<int32_t>(r)))
+        continue;  // not asked for
       if (++count <= 16) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     }
     if (count)
@@ -213,7 +216,7 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
   RanksReport out;
   const std::vector<ProcessState>& procs = reader.processes();
   std::vector<bool> left_out(procs.size(), false);
-  check_job(reader, out, left_out);
+  check_job(reader, options.selected_ranks, out, left_out);
 
   std::vector<RankScan> all = scan_ranks(reader, false, options.threads);
 

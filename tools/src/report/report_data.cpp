@@ -406,6 +406,7 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   // the sections read after it see one time axis.
   RanksOptions r;
   r.threads = options.threads;
+  r.selected_ranks = options.selected_ranks;
   const RanksReport ranks = analyse_ranks(reader, r);
   JsonWriter j;
   const TraceInfo info = collect_info(reader);

@@ -25,6 +25,7 @@
 // steps each.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct ReportOptions {
   unsigned threads = 0;  // ranks read at once (0: one per hardware thread)
   std::vector<std::string> symbol_paths;  // where to look for debug files (as `ringprof flame --symbols`)
   std::string perfetto_file;  // the full trace written beside the page, as the page links to it ("" none)
+  std::vector<int32_t> selected_ranks;  // the ranks the reader was narrowed to (RanksOptions); empty: all
 };
 
 // The page's data, as JSON. A job's hosts are aligned by their collectives

@@ -100,6 +100,9 @@ struct RanksReport {
 
 struct RanksOptions {
   unsigned threads = 0;  // 0: one per hardware thread
+  // The ranks the reader was narrowed to (ringprof/tools/rank_select.h);
+  // empty: all. Only these are looked for when counting ranks with no files.
+  std::vector<int32_t> selected_ranks;
 };
 
 // Reads the job and applies the collectives' clock alignment to `reader`.
