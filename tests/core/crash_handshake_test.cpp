@@ -23,7 +23,14 @@ struct PublishedWriter {
 };
 
 constexpr int kStallMs = 300;
-constexpr int kBacklogMs = 3000;
+// A wait this long means the wrong rule ended it: the tests below pass it
+// where the rule under test should end the wait long before (at most
+// kStallMs twice), and check that it did, with half of it as the margin.
+constexpr int kLongMs = 120'000;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 }  // namespace
 
@@ -43,7 +50,7 @@ TEST(CrashHandshake, ASlowWriterWritesItsWholeQueueFirst) {
       crash::writer_end_work(w.handshake);
     }
   });
-  const bool held = crash::hold_writer(kStallMs, kBacklogMs, /*drainer_parked=*/true);
+  const bool held = crash::hold_writer(kStallMs, kLongMs, /*queue_closed=*/true);
   const int written_when_held = written.load();
   writer.join();
   EXPECT_TRUE(held);
@@ -58,7 +65,11 @@ TEST(CrashHandshake, AWriterStuckInACallIsLeftAndNotRefusedForGood) {
   PublishedWriter w;
   w.handshake.backlog.store(1);
   ASSERT_TRUE(crash::writer_begin_work(w.handshake));  // in a call that never ends (a write on a dead disk)
-  EXPECT_FALSE(crash::hold_writer(kStallMs, kBacklogMs, /*drainer_parked=*/true));
+  // Its queue does not move: the handler stops waiting for it after
+  // kStallMs, not after the cap on the whole wait.
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(crash::hold_writer(kStallMs, kLongMs, /*queue_closed=*/true));
+  EXPECT_LT(seconds_since(t0), kLongMs / 2000.0) << "the stalled queue was waited for until the cap";
   crash::writer_end_work(w.handshake);
   // Should the process go on (a previous handler recovered), the writer's
   // next call must not be refused.
@@ -71,8 +82,9 @@ TEST(CrashHandshake, WithoutAParkedDrainerTheIdleWriterIsHeldAtOnce) {
   // to empty would be waiting for nothing.
   PublishedWriter w;
   w.handshake.backlog.store(3);
-  EXPECT_TRUE(crash::hold_writer(kStallMs, kBacklogMs, /*drainer_parked=*/false));
-  EXPECT_EQ(w.handshake.backlog.load(), 3);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(crash::hold_writer(kLongMs, kLongMs, /*queue_closed=*/false));
+  EXPECT_LT(seconds_since(t0), kLongMs / 2000.0) << "the queue was waited for with jobs still able to come";
   EXPECT_FALSE(crash::writer_begin_work(w.handshake));
   crash::release_writer();
 }

@@ -193,8 +193,10 @@ TEST(RankSelection, ListsAndRangesSortedOnce) {
     EXPECT_FALSE(parse_rank_list(bad, &error).has_value()) << bad;
     EXPECT_NE(error.find("bad rank list '" + bad + "'"), std::string::npos) << error;
   }
-  EXPECT_EQ(format_rank_list({0, 1, 2, 3, 5}), "0-3, 5");
-  EXPECT_EQ(format_rank_list({0, 1, 4}), "0, 1, 4");
+  EXPECT_EQ(format_rank_list({0, 1, 2, 3, 5}), "0-3,5");
+  EXPECT_EQ(format_rank_list({0, 1, 4}), "0,1,4");
+  EXPECT_EQ(parse_rank_list(format_rank_list({0, 1, 2, 3, 5, 7, 8}), &error), (std::vector<int32_t>{0, 1, 2, 3, 5, 7, 8}))
+      << "what the error message lists can be given back to --rank";
   EXPECT_EQ(format_rank_list({7}), "7");
 }
 
@@ -263,6 +265,14 @@ TEST(RankSelection, EveryCommandTakesRank) {
   EXPECT_EQ(absent.exit_code, 2);
   EXPECT_EQ(absent.out, "");
   EXPECT_EQ(absent.err, "ringprof: --rank: no file states rank 7 (the files state ranks 0-2)\n");
+
+  // Usage errors come before --rank reads the files (exit 1, not 2).
+  const test::CommandResult no_output = run("extract --last 1s --rank 7");
+  EXPECT_EQ(no_output.exit_code, 1) << no_output.err;
+  EXPECT_NE(no_output.err.find("extract needs -o DIR"), std::string::npos) << no_output.err;
+  const test::CommandResult backwards = run("table --rank 7 --from 2s --to 1s");
+  EXPECT_EQ(backwards.exit_code, 1) << backwards.err;
+  EXPECT_NE(backwards.err.find("--to is before --from"), std::string::npos) << backwards.err;
 
   const test::CommandResult bad = run("info --rank 3-1");
   EXPECT_EQ(bad.exit_code, 1);

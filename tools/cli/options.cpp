@@ -16,6 +16,7 @@ namespace {
 // the paths to the ranks' files first, so the command never sees the rest.
 struct PathSelection {
   std::vector<std::string>* paths = nullptr;
+  const WindowSpec* window = nullptr;     // the command's, checked before any file is read
   std::string rank_text;
   std::vector<int32_t>* ranks = nullptr;  // the parsed list, for a command that wants it
 };
@@ -25,10 +26,16 @@ std::map<const CLI::App*, std::unique_ptr<PathSelection>>& path_selections() {
   return selections;
 }
 
+PathSelection& selection_of(const CLI::App& cmd) {
+  std::unique_ptr<PathSelection>& sel = path_selections()[&cmd];
+  if (!sel) sel = std::make_unique<PathSelection>();
+  return *sel;
+}
+
 // kExitOk, or the status of a selection that cannot be made (said on stderr).
 int apply_rank_selection(const CLI::App& cmd) {
   const auto it = path_selections().find(&cmd);
-  if (it == path_selections().end() || it->second->rank_text.empty()) return kExitOk;
+  if (it == path_selections().end() || it->second->rank_text.empty() || !it->second->paths) return kExitOk;
   PathSelection& sel = *it->second;
   std::string error;
   const std::vector<int32_t> ranks = *parse_rank_list(sel.rank_text, &error);  // checked while parsing
@@ -46,9 +53,13 @@ int apply_rank_selection(const CLI::App& cmd) {
 
 }  // namespace
 
-void on_run(CLI::App& cmd, std::function<int()> run) {
+void on_run(CLI::App& cmd, std::function<int()> run, std::function<void()> check) {
   // CLI11's way to end a callback with a status: main returns its code.
-  cmd.callback([&cmd, run = std::move(run)] {
+  cmd.callback([&cmd, run = std::move(run), check = std::move(check)] {
+    // Usage errors first (exit 1, no file opened), then --rank, which reads.
+    if (const auto it = path_selections().find(&cmd); it != path_selections().end() && it->second->window)
+      check_window(*it->second->window);
+    if (check) check();
     int status = apply_rank_selection(cmd);
     if (status == kExitOk) status = run();
     if (status != kExitOk) throw CLI::RuntimeError(status);
@@ -61,10 +72,10 @@ void add_paths(CLI::App& cmd, std::vector<std::string>& paths, std::vector<int32
   cmd.add_option("PATH", paths, "ringprof files (*.rpf, *.rpf.part) or directories holding them")
       ->required()
       ->type_name("");
-  auto sel = std::make_unique<PathSelection>();
-  sel->paths = &paths;
-  sel->ranks = ranks;
-  cmd.add_option("--rank", sel->rank_text, "a distributed job's ranks to keep, the others' files left unread")
+  PathSelection& sel = selection_of(cmd);
+  sel.paths = &paths;
+  sel.ranks = ranks;
+  cmd.add_option("--rank", sel.rank_text, "a distributed job's ranks to keep, the others' files left unread")
       ->type_name("LIST")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -72,7 +83,6 @@ void add_paths(CLI::App& cmd, std::vector<std::string>& paths, std::vector<int32
             return parse_rank_list(text, &error) ? "" : error;
           },
           ""));
-  path_selections()[&cmd] = std::move(sel);
 }
 
 CLI::Validator duration_validator() {
@@ -113,6 +123,7 @@ CLI::Validator amount_validator() {
 }
 
 void add_window_options(CLI::App& cmd, WindowSpec& window) {
+  selection_of(cmd).window = &window;
   CLI::App& group = *cmd.add_option_group(
       "Time window",
       "D: 500ms, 2.5s, 1m, 250us, 10ns, 1h (a bare number is seconds). T: a duration from the trace start, or a "

@@ -25,8 +25,11 @@ constexpr int kExitUsage = 1;    // a usage error
 constexpr int kExitDamaged = 2;  // input skipped, output not written, or a request failed
 
 // Runs `run` when `cmd` is the command chosen; the status it returns becomes
-// ringprof's exit status.
-void on_run(CLI::App& cmd, std::function<int()> run);
+// ringprof's exit status. Before it: the usage checks (the window's, when the
+// command has add_window_options, and `check`, which reports through
+// usage_error), then --rank's narrowing of the paths (add_paths), which
+// reads the files, so a usage error always comes first.
+void on_run(CLI::App& cmd, std::function<int()> run, std::function<void()> check = {});
 
 // A usage error found after parsing: main prints it as one line and exits 1.
 [[noreturn]] void usage_error(const std::string& message);
@@ -42,7 +45,8 @@ void add_paths(CLI::App& cmd, std::vector<std::string>& paths, std::vector<int32
 // --from/--to, --last, --around/--window, --window-id: one way to say which
 // part of the trace, the others excluded.
 void add_window_options(CLI::App& cmd, WindowSpec& window);
-// The checks that need the whole window (after parsing).
+// The checks that need the whole window (after parsing; on_run makes them
+// for every command with add_window_options).
 void check_window(const WindowSpec& window);
 
 // --thread NAME_OR_TID.

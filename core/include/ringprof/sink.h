@@ -190,8 +190,9 @@ class Sink {
   // The window a request opened, so the requester can be told its id.
   virtual void acknowledge_trigger(uint64_t /*window_id*/) {}
 
-  // Called inside a fatal-signal handler, with the drainer parked and the
-  // writer thread held between two calls (or the writer crashed itself): store
+  // Called inside a fatal-signal handler, with the writer thread held between
+  // two calls (or the writer crashed itself) and the drainer parked (unless it
+  // crashed, or did not reach a safe point within 1 s): store
   // what `events` holds as one final segment. Must be async-signal-safe (no
   // allocation, no lock, no stdio; write(2) into what was prepared earlier).
   // Returns false when nothing could be stored.

@@ -2,9 +2,9 @@
 //
 // Fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT): the handler
 //   1. lets one thread in (a second crashing thread waits for the first,
-//      which ends the process; a fault inside the handler itself is fatal at
-//      once: every signal is blocked while it runs, and the kernel kills a
-//      thread whose synchronous fault signal is blocked);
+//      which ends the process, at most 15 s; a fault inside the handler
+//      itself is fatal at once: every signal is blocked while it runs, and
+//      the kernel kills a thread whose synchronous fault signal is blocked);
 //   2. wakes the drainer and asks it to park at a safe point (at most 1 s;
 //      not when the drainer itself crashed) and takes its unwritten batch;
 //      then lets the writer thread write the batches it has queued, for as
@@ -20,8 +20,8 @@
 //      when the instruction re-executes (same si_addr in the core dump); a
 //      sent signal (abort(), kill) is re-raised on this thread. Either way the
 //      process dies as it would have: same signal, same core dump.
-// Only async-signal-safe calls are made: sigaction, nanosleep, syscall,
-// getpid, raise/tgkill, write (in the sink); no allocation, no lock.
+// Only async-signal-safe calls are made: sigaction, nanosleep, clock_gettime,
+// syscall, getpid, raise/tgkill, write (in the sink); no allocation, no lock.
 //
 // SIGTERM/SIGINT, installed only where the application left the default
 // action: the handler only records which signal came; the drainer sees it
@@ -54,6 +54,9 @@ constexpr int kMaxSignal = 65;
 constexpr int kParkMs = 1000;
 constexpr int kWriterStallMs = 300;
 constexpr int kWriterBacklogMs = 3000;
+// A second crashing thread waits for the first this long at most: all of the
+// waits above, and 10 s for writing the crash segment (up to 4096 rings).
+constexpr uint64_t kSecondThreadWaitMs = kParkMs + kWriterBacklogMs + 2 * kWriterStallMs + 10'000;
 
 struct sigaction g_previous[kMaxSignal];
 constinit std::atomic<bool> g_installed_fatal{false};
@@ -109,7 +112,7 @@ void flush_crash(int sig, siginfo_t* info, uint32_t tid) noexcept {
   begin_crash();
   PendingBatch pending;
   bool parked = false;
-  if (static_cast<pid_t>(tid) != drainer_tid()) {
+  if (static_cast<pid_t>(tid) != drainer_tid()) {  // a crashed drainer never parks
     drainer_wake::wake();  // it may sleep for up to RINGPROF_DRAIN_MS between rounds
     parked = wait_for_park(kParkMs, &pending);
   }
@@ -118,7 +121,9 @@ void flush_crash(int sig, siginfo_t* info, uint32_t tid) noexcept {
   // sink to itself (a write stuck on a slow disk), the handler writes none.
   // (A writer that crashed itself is stopped here, between or inside a call.)
   const bool writer_crashed = static_cast<pid_t>(tid) == writer_tid();
-  const bool writer_held = !writer_crashed && hold_writer(kWriterStallMs, kWriterBacklogMs, parked);
+  const bool drainer_crashed = static_cast<pid_t>(tid) == drainer_tid();
+  const bool writer_held =
+      !writer_crashed && hold_writer(kWriterStallMs, kWriterBacklogMs, parked || drainer_crashed);
   if (!writer_crashed && !writer_held) {
     end_crash(false);
     return;
@@ -149,7 +154,8 @@ void fatal_handler(int sig, siginfo_t* info, void* context) {
     if (expected != tid) {
       // Another thread is flushing; it will end the process. Wait for it
       // (bounded: it may itself be stuck), then take our own signal's course.
-      for (int i = 0; i < 5000 && g_owner.load(std::memory_order_acquire) != 0; ++i) sleep_ms(1);
+      const uint64_t deadline = now_ms() + kSecondThreadWaitMs;
+      while (g_owner.load(std::memory_order_acquire) != 0 && now_ms() < deadline) sleep_ms(1);
     }
     chain(sig, info, context);
     errno = saved_errno;

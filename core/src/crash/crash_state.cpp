@@ -41,6 +41,12 @@ void sleep_ms(int ms) noexcept {
 
 }  // namespace
 
+uint64_t now_ms() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000u + static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
+}
+
 RingSlot* ring_slots() noexcept { return g_rings; }
 
 void register_ring(Ring* r) noexcept {
@@ -145,7 +151,9 @@ void begin_crash() noexcept {
 }
 
 bool wait_for_park(int max_ms, PendingBatch* out) noexcept {
-  for (int waited = 0; waited <= max_ms; ++waited) {
+  // Deadlines by the clock, not by counting sleeps: on a loaded machine a
+  // 1 ms sleep may take far longer.
+  for (const uint64_t deadline = now_ms() + static_cast<uint64_t>(max_ms);;) {
     if (g_parked.load(std::memory_order_acquire)) {
       out->events = g_pending_events.load(std::memory_order_relaxed);
       out->n_events = g_pending_n.load(std::memory_order_relaxed);
@@ -153,9 +161,9 @@ bool wait_for_park(int max_ms, PendingBatch* out) noexcept {
       out->n_runs = g_pending_runs_n.load(std::memory_order_relaxed);
       return true;
     }
+    if (now_ms() > deadline) return false;
     sleep_ms(1);
   }
-  return false;
 }
 
 void end_crash(bool batch_stored) noexcept {
@@ -192,7 +200,7 @@ pid_t writer_tid() noexcept {
   return w ? w->tid.load(std::memory_order_relaxed) : 0;
 }
 
-bool hold_writer(int stall_ms, int max_backlog_ms, bool drainer_parked) noexcept {
+bool hold_writer(int stall_ms, int max_backlog_ms, bool queue_closed) noexcept {
   WriterHandshake* w = g_writer.load(std::memory_order_seq_cst);
   if (w == nullptr) return true;
   // Queued batches first (nothing new comes once the drainer is parked), for
@@ -201,19 +209,24 @@ bool hold_writer(int stall_ms, int max_backlog_ms, bool drainer_parked) noexcept
   // hold the events recorded just before the crash. A writer whose backlog
   // has not moved for `stall_ms`, or that still has one after
   // `max_backlog_ms`, is taken as soon as its current call ends.
-  if (drainer_parked) {
+  if (queue_closed) {
+    const uint64_t give_up = now_ms() + static_cast<uint64_t>(max_backlog_ms);
+    uint64_t last_move = now_ms();
     int64_t last = w->backlog.load(std::memory_order_seq_cst);
-    for (int waited = 0, still = 0; last > 0 && still < stall_ms && waited < max_backlog_ms; ++waited) {
+    while (last > 0) {
       sleep_ms(1);
-      const int64_t now = w->backlog.load(std::memory_order_seq_cst);
-      still = now < last ? 0 : still + 1;
-      last = now;
+      const uint64_t now = now_ms();
+      const int64_t backlog = w->backlog.load(std::memory_order_seq_cst);
+      if (backlog < last) last_move = now;
+      last = backlog;
+      if (now - last_move >= static_cast<uint64_t>(stall_ms) || now >= give_up) break;
     }
   }
   w->hold_requested.store(true, std::memory_order_seq_cst);
-  for (int waited = 0; waited <= stall_ms; ++waited) {
+  for (const uint64_t deadline = now_ms() + static_cast<uint64_t>(stall_ms);;) {
     uint32_t expected = kWriterIdle;
     if (w->state.compare_exchange_strong(expected, kWriterHeld, std::memory_order_seq_cst)) return true;
+    if (now_ms() > deadline) break;
     sleep_ms(1);
   }
   // Stuck in a call: the handler leaves the sink to it (and, should the

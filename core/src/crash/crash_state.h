@@ -38,6 +38,10 @@ struct RingSlot {
   char name[kMaxThreadName] = {};
 };
 
+// CLOCK_MONOTONIC in milliseconds (async-signal-safe): the handler's waits
+// are deadlines by the clock.
+uint64_t now_ms() noexcept;
+
 // ---- rings ----
 void register_ring(Ring* r) noexcept;
 // Removes `r`; false when it must not be freed (a crash is being handled).
@@ -109,12 +113,13 @@ void writer_end_work(WriterHandshake& w) noexcept;
 void writer_wait(WriterHandshake& w) noexcept;
 // Handler side. The published writer's thread (0: none, or not started).
 pid_t writer_tid() noexcept;
-// With `drainer_parked`, first waits for the backlog to empty while the
+// With `queue_closed` (no job can come: the drainer parked, or it is the
+// thread that crashed), first waits for the backlog to empty while the
 // writer makes progress (it moved within `stall_ms`, for `max_backlog_ms` at
 // most), then waits at most `stall_ms` for the writer's current call to end.
 // True when the writer is held (or none is published): the sink is the
-// handler's until release_writer().
-bool hold_writer(int stall_ms, int max_backlog_ms, bool drainer_parked) noexcept;
+// handler's until release_writer(). False leaves the writer free to go on.
+bool hold_writer(int stall_ms, int max_backlog_ms, bool queue_closed) noexcept;
 void release_writer() noexcept;
 
 // In a forked child: nothing of the parent's (rings, sink, handshake).

@@ -64,7 +64,6 @@ int limit_status(bool crossed, const std::string& what, double pct, const char* 
 bool empty(const DiffResult& d) { return d.zones.empty() && d.kernels.empty() && d.functions.empty(); }
 
 int run_diff(DiffArgs& a) {
-  check_window(a.options.window);
   if (!a.min_total.empty()) a.options.min_total_ns = *parse_duration_ns(a.min_total);
   for (const std::string* path : {&a.base, &a.head})
     if (const int status = place_window({*path}, a.options.window)) return status;

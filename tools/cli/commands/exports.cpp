@@ -44,7 +44,6 @@ CLI::App& add_export(CLI::App& app, const char* name, const char* description, E
 
 // The checks every export makes before reading: the window, then -o.
 int prepare(const char* name, ExportArgs& a, bool needs_output) {
-  check_window(a.window);
   if (needs_output && a.output.empty()) usage_error(std::string(name) + " needs -o OUT");
   return place_window(a.paths, a.window);
 }

@@ -22,10 +22,12 @@ struct ExtractArgs {
   std::string output;
 };
 
-int run_extract(const ExtractArgs& a) {
-  check_window(a.window);
+void check_extract(const ExtractArgs& a) {
   if (a.output.empty()) usage_error("extract needs -o DIR");
   if (a.window.empty()) usage_error("extract needs a window (--last, --from/--to, --around, --window-id)");
+}
+
+int run_extract(const ExtractArgs& a) {
   ExtractOptions options;
   options.window = a.window;
   options.output_dir = a.output;
@@ -75,7 +77,7 @@ void add_live_commands(CLI::App& app) {
   add_output_option(x, extract->output, "the directory to write into (required; created if missing)")->type_name("DIR");
   add_window_options(x, extract->window);
   x.footer("A window is required: --last, --from/--to, --around or --window-id.");
-  on_run(x, [extract] { return run_extract(*extract); });
+  on_run(x, [extract] { return run_extract(*extract); }, [extract] { check_extract(*extract); });
 
   auto trigger = std::make_shared<TriggerOptions>();
   CLI::App& t = *app.add_subcommand("trigger", "ask a running process for a detailed window now");

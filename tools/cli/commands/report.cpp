@@ -36,7 +36,6 @@ std::string trace_path_for(const std::string& page) {
 }
 
 int run_report(const ReportPageArgs& a) {
-  check_window(a.window);
   if (const int status = place_window(a.paths, a.window)) return status;
   Input input(a.paths, /*align_by_collectives=*/false);  // the report's own ranks scan aligns
   ReportOptions options;
@@ -86,7 +85,6 @@ struct FindingsArgs {
 constexpr int kExitFound = 3;
 
 int run_findings(const FindingsArgs& a) {
-  check_window(a.window);
   if (const int status = place_window(a.paths, a.window)) return status;
   Input input(a.paths, /*align_by_collectives=*/false);  // the ranks scan below aligns
   RanksOptions ranks_options;

@@ -52,7 +52,6 @@ int run_sample_table(const ReportArgs& a, SampleColumn sort) {
 }
 
 int run_table(const ReportArgs& a) {
-  check_window(a.window);
   std::optional<SampleColumn> sample_sort;
   std::optional<TableColumn> zone_sort;
   if (a.samples)
@@ -75,7 +74,6 @@ int run_table(const ReportArgs& a) {
 }
 
 int run_gpu(const ReportArgs& a) {
-  check_window(a.window);
   if (const int status = place_window(a.paths, a.window)) return status;
   Input input(a.paths);
   GpuSummaryOptions options;
@@ -86,7 +84,6 @@ int run_gpu(const ReportArgs& a) {
 }
 
 int run_memory(const ReportArgs& a) {
-  check_window(a.window);
   if (const int status = place_window(a.paths, a.window)) return status;
   Input input(a.paths);
   MemoryOptions options;

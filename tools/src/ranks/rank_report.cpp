@@ -54,11 +54,13 @@ void check_job(const TraceReader& reader, const std::vector<int32_t>& selected, 
                            " processes (" + who + "): each is analysed on its own row");
   }
   if (out.world_size > 0 && !by_rank.empty()) {
+    std::vector<int32_t> wanted = selected;
+    std::sort(wanted.begin(), wanted.end());
     std::string missing;
     size_t count = 0;
     for (int64_t r = 0; r < out.world_size; ++r) {
       if (by_rank.count(r)) continue;
-      if (!selected.empty() && !std::binary_search(selected.begin(), selected.end(), static_cast<int32_t>(r)))
+      if (!wanted.empty() && !std::binary_search(wanted.begin(), wanted.end(), static_cast<int32_t>(r)))
         continue;  // not asked for
       if (++count <= 16) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
 #include <set>
 #include <unordered_set>
 
@@ -64,23 +63,17 @@ RankSelection select_ranks(const std::vector<std::string>& paths, const std::vec
     }
   }
   // A path that yielded no file at all (missing, or a directory without
-  // ringprof files) stays, so the reader reports it as it would have.
+  // ringprof files) stays, so the reader reports it as it would have. A
+  // path yielded a file when the file is the path itself, the path sealed
+  // (a .part file renamed since it was named: the reader followed it), or
+  // under it (a directory, or its per-rank directories).
   std::unordered_set<std::string> file_paths;
   for (const FileSummary& f : reader.files()) file_paths.insert(f.path);
   for (const std::string& path : paths) {
-    std::error_code ec;
-    const std::filesystem::file_status st = std::filesystem::status(path, ec);
-    bool yielded = false;
-    if (!std::filesystem::exists(st)) {
-      // A .part file sealed since it was named: the reader found it under
-      // its sealed name, which is kept or left with its process.
-      yielded = file_paths.count(path.ends_with(".part") ? path.substr(0, path.size() - 5) : path) != 0;
-    } else if (std::filesystem::is_directory(st)) {
-      const std::string prefix = path.ends_with('/') ? path : path + '/';
-      for (const FileSummary& f : reader.files()) yielded |= f.path.starts_with(prefix);
-    } else {
-      yielded = file_paths.count(path) != 0;
-    }
+    bool yielded = file_paths.count(path) != 0 ||
+                   (path.ends_with(".part") && file_paths.count(path.substr(0, path.size() - 5)) != 0);
+    const std::string prefix = path.ends_with('/') ? path : path + '/';
+    for (size_t i = 0; !yielded && i < reader.files().size(); ++i) yielded = reader.files()[i].path.starts_with(prefix);
     if (!yielded) out.paths.push_back(path);
   }
   for (size_t i = 0; i < reader.files().size(); ++i)
@@ -96,9 +89,9 @@ std::string format_rank_list(const std::vector<int32_t>& ranks) {
   for (size_t i = 0; i < ranks.size();) {
     size_t j = i;
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
+    if (!out.empty()) out += ",";
     out += std::to_string(ranks[i]);
-    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+    if (j > i) out += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
     i = j + 1;
   }
   return out;

@@ -1,7 +1,8 @@
 // ringprof/rank_select.h — the `--rank LIST` selection every command that
 // reads PATH... shares: keep the files of the processes whose rank is in the
 // list, as their files first state it (ringprof/rank.h), and nothing else of
-// a distributed job. It works on paths, before any command reads: each
+// a distributed job. Ranks are numbers: with files of two jobs, both jobs'
+// processes of those ranks are kept. It works on paths, before any command reads: each
 // command, and each library function that takes paths, sees only those
 // ranks' files.
 #pragma once
@@ -29,7 +30,7 @@ struct RankSelection {
 };
 RankSelection select_ranks(const std::vector<std::string>& paths, const std::vector<int32_t>& ranks);
 
-// "0-3, 5" for {0, 1, 2, 3, 5}: runs of ranks as ranges.
+// "0-3,5" for {0, 1, 2, 3, 5}: runs of ranks as ranges, as --rank takes them.
 std::string format_rank_list(const std::vector<int32_t>& ranks);
 
 }  // namespace ringprof
