@@ -270,6 +270,12 @@ TEST(RankSelection, EveryCommandTakesRank) {
   const test::CommandResult no_output = run("extract --last 1s --rank 7");
   EXPECT_EQ(no_output.exit_code, 1) << no_output.err;
   EXPECT_NE(no_output.err.find("extract needs -o DIR"), std::string::npos) << no_output.err;
+  const test::CommandResult convert_no_output = run("convert --rank 7");
+  EXPECT_EQ(convert_no_output.exit_code, 1) << convert_no_output.err;
+  EXPECT_NE(convert_no_output.err.find("convert needs -o OUT"), std::string::npos) << convert_no_output.err;
+  const test::CommandResult bad_sort = run("table --samples --sort calls --rank 7");
+  EXPECT_EQ(bad_sort.exit_code, 1) << bad_sort.err;
+  EXPECT_NE(bad_sort.err.find("bad --sort column: 'calls'"), std::string::npos) << bad_sort.err;
   const test::CommandResult backwards = run("table --rank 7 --from 2s --to 1s");
   EXPECT_EQ(backwards.exit_code, 1) << backwards.err;
   EXPECT_NE(backwards.err.find("--to is before --from"), std::string::npos) << backwards.err;

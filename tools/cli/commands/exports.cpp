@@ -1,6 +1,7 @@
 // `ringprof convert`, `flame` and `pprof`: the recording as files other tools
 // read (a Chrome or Perfetto trace, collapsed stacks, a pprof profile).
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,10 +43,12 @@ CLI::App& add_export(CLI::App& app, const char* name, const char* description, E
   return cmd;
 }
 
-// The checks every export makes before reading: the window, then -o.
-int prepare(const char* name, ExportArgs& a, bool needs_output) {
-  if (needs_output && a.output.empty()) usage_error(std::string(name) + " needs -o OUT");
-  return place_window(a.paths, a.window);
+// convert and pprof write a file: -o is required (a usage error, made by
+// on_run before any file is read).
+std::function<void()> needs_output(const char* name, const std::shared_ptr<ExportArgs>& a) {
+  return [name, a] {
+    if (a->output.empty()) usage_error(std::string(name) + " needs -o OUT");
+  };
 }
 
 SampleProfile read_samples(TraceReader& reader, const ExportArgs& a) {
@@ -130,10 +133,13 @@ void add_export_commands(CLI::App& app) {
                "chrome (Trace Event Format JSON) or perfetto (Perfetto's protobuf trace); "
                "default: perfetto for OUT ending in .pftrace or .perfetto-trace, else chrome")
       ->check(CLI::IsMember({"chrome", "perfetto"}));
-  on_run(c, [convert] {
-    if (const int status = prepare("convert", *convert, true)) return status;
-    return run_convert(*convert);
-  });
+  on_run(
+      c,
+      [convert] {
+        if (const int status = place_window(convert->paths, convert->window)) return status;
+        return run_convert(*convert);
+      },
+      needs_output("convert", convert));
 
   auto flame = std::make_shared<ExportArgs>();
   CLI::App& f = add_export(app, "flame", "CPU samples as collapsed stacks (flamegraph.pl, speedscope, inferno)", *flame,
@@ -141,17 +147,20 @@ void add_export_commands(CLI::App& app) {
   f.add_flag("--per-thread", flame->per_thread, "each thread its own tower, under process;thread roots");
   on_run(f, [flame] {
     if (flame->output.empty()) flame->output = "-";
-    if (const int status = prepare("flame", *flame, false)) return status;
+    if (const int status = place_window(flame->paths, flame->window)) return status;
     return run_flame(*flame);
   });
 
   auto pprof = std::make_shared<ExportArgs>();
   CLI::App& p = add_export(app, "pprof", "CPU samples as a pprof profile (go tool pprof, Pyroscope, Parca, Perfetto)",
                            *pprof, "where to write it (required; OUT ending in .gz is gzipped)");
-  on_run(p, [pprof] {
-    if (const int status = prepare("pprof", *pprof, true)) return status;
-    return run_pprof(*pprof);
-  });
+  on_run(
+      p,
+      [pprof] {
+        if (const int status = place_window(pprof->paths, pprof->window)) return status;
+        return run_pprof(*pprof);
+      },
+      needs_output("pprof", pprof));
 }
 
 }  // namespace ringprof::cli

@@ -35,6 +35,13 @@ std::string trace_path_for(const std::string& page) {
   return stem + ".perfetto-trace";
 }
 
+// A page named like its trace would be overwritten by it (a usage error,
+// made by on_run before any file is read).
+void check_report(const ReportPageArgs& a) {
+  if (!a.no_trace && a.output != "-" && trace_path_for(a.output) == a.output)
+    usage_error("-o " + a.output + ": the page would overwrite the trace written beside it; name it .html");
+}
+
 int run_report(const ReportPageArgs& a) {
   if (const int status = place_window(a.paths, a.window)) return status;
   Input input(a.paths, /*align_by_collectives=*/false);  // the report's own ranks scan aligns
@@ -47,7 +54,6 @@ int run_report(const ReportPageArgs& a) {
   if (!a.no_trace && a.output != "-") {
     // Written first: the page links to it only once it exists.
     const std::string trace = trace_path_for(a.output);
-    if (trace == a.output) usage_error("-o " + a.output + ": the page would overwrite the trace written beside it; name it .html");
     ChromeTraceOptions t;
     t.window = a.window;
     t.thread = a.thread;
@@ -121,7 +127,7 @@ void add_report_page_commands(CLI::App& app) {
              "do not write the full trace beside the page (OUT's name with .perfetto-trace), which its timeline "
              "links to");
   add_window_options(r, args->window);
-  on_run(r, [args] { return run_report(*args); });
+  on_run(r, [args] { return run_report(*args); }, [args] { check_report(*args); });
 
   auto found = std::make_shared<FindingsArgs>();
   CLI::App& f = *app.add_subcommand("findings", "known performance problems, with evidence and what to do");

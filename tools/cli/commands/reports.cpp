@@ -51,6 +51,14 @@ int run_sample_table(const ReportArgs& a, SampleColumn sort) {
   return report_problems(input.reader());
 }
 
+// --sort's column, checked against --samples (a usage error, made by on_run
+// before any file is read).
+void check_sort(const ReportArgs& a) {
+  const bool known = a.samples ? parse_sample_column(a.sort.empty() ? "self" : a.sort).has_value()
+                               : parse_table_column(a.sort.empty() ? "total" : a.sort).has_value();
+  if (!known) usage_error("bad --sort column: '" + a.sort + "'");
+}
+
 int run_table(const ReportArgs& a) {
   std::optional<SampleColumn> sample_sort;
   std::optional<TableColumn> zone_sort;
@@ -58,7 +66,6 @@ int run_table(const ReportArgs& a) {
     sample_sort = parse_sample_column(a.sort.empty() ? "self" : a.sort);
   else
     zone_sort = parse_table_column(a.sort.empty() ? "total" : a.sort);
-  if (!sample_sort && !zone_sort) usage_error("bad --sort column: '" + a.sort + "'");
   if (const int status = place_window(a.paths, a.window)) return status;
   if (a.samples) return run_sample_table(a, *sample_sort);
 
@@ -117,7 +124,7 @@ void add_report_commands(CLI::App& app) {
   add_thread_option(t, table->thread);
   add_symbol_path_option(t, table->symbol_paths);
   add_window_options(t, table->window);
-  on_run(t, [table] { return run_table(*table); });
+  on_run(t, [table] { return run_table(*table); }, [table] { check_sort(*table); });
 
   auto gpu = std::make_shared<ReportArgs>();
   CLI::App& g =
