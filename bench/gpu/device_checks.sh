@@ -25,6 +25,8 @@ REPS="${RINGPROF_GPU_REPS:-3}"
 PY="${PYTHON:-python3}"
 PYARGS="${RINGPROF_GPU_PYARGS:-}"     # "--device cpu": a dry run on a machine without a GPU
 BUDGET="${RINGPROF_GPU_BUDGET_S:-420}"  # no new PyTorch run starts after this many seconds
+PARTS="${RINGPROF_GPU_PARTS:-counts,side,breakdown,inject,window,clash,ops}"  # which sections run
+part() { case ",$PARTS," in *",$1,"*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 rm -rf "$W" && mkdir -p "$W/lib" "$W/runs"
 exec > >(tee "$OUT/log.txt") 2>&1
@@ -117,13 +119,22 @@ kc() {  # kc NAME ENV...: runs the known-count program with RINGPROF_DIR=$W/runs
   name="$1"; shift
   env "$@" RINGPROF_DIR="$W/runs/kc_$name" LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUPTI_DIR" \
     RINGPROF_STATS_FILE="$W/runs/kc_$name.stats" "$CARRY/bin/known_counts" >"$W/runs/kc_$name.expect" 2>"$W/runs/kc_$name.err"
-  echo "kc_$name: exit $? $(tr '\n' ' ' <"$W/runs/kc_$name.err" | cut -c1-400)"
+  echo "kc_$name: exit $?"
+  head -40 "$W/runs/kc_$name.err" | sed 's/^/    /'
 }
-kc inject_detailed CUDA_INJECTION64_PATH="$INJECT" RINGPROF_MODE=detailed
-kc preload_detailed LD_PRELOAD="$INJECT" RINGPROF_MODE=detailed
-kc inject_always CUDA_INJECTION64_PATH="$INJECT" RINGPROF_MODE=always_on
-kc preload_always LD_PRELOAD="$INJECT" RINGPROF_MODE=always_on
-"$CARRY/bin/ringprof" gpu "$W/runs/kc_inject_detailed" | head -40
+# segv_report.so names the frames of a crash (no gdb on the GPU machine).
+SEGV="$CARRY/lib/segv_report.so"
+if part counts; then
+  kc inject_detailed LD_PRELOAD="$SEGV" CUDA_INJECTION64_PATH="$INJECT" RINGPROF_MODE=detailed
+  kc preload_detailed LD_PRELOAD="$INJECT:$SEGV" RINGPROF_MODE=detailed
+  kc inject_always LD_PRELOAD="$SEGV" CUDA_INJECTION64_PATH="$INJECT" RINGPROF_MODE=always_on
+  kc preload_always LD_PRELOAD="$INJECT:$SEGV" RINGPROF_MODE=always_on
+  "$CARRY/bin/ringprof" gpu "$W/runs/kc_inject_detailed" | head -40
+fi
+if part diag; then
+  section "injection diagnosis"
+  RINGPROF_GPU_CARRY="$CARRY" OUT="$W" bash "$ROOT/bench/gpu/inject_diagnose.sh"
+fi
 
 section "wait for ringprof.torch"
 wait "$EXT_PID"; echo "build exit $?"; cat "$W/torch_ext.log" | tail -20
@@ -142,26 +153,36 @@ run_py() {  # run_py NAME ENV... -- ARGS...: one torch_compare.py process, its J
   echo "$name: exit $rc, $((SECONDS - start)) s; stderr: $(grep -v '^\s*$' "$W/runs/$name.err" | tail -5 | tr '\n' '|' | cut -c1-600)"
 }
 
-section "PyTorch side by side: $REPS interleaved repetitions of $STEPS steps"
-for rep in $(seq 1 "$REPS"); do
+part side && section "PyTorch side by side: $REPS interleaved repetitions of $STEPS steps"
+part side && for rep in $(seq 1 "$REPS"); do
   run_py "none_$rep" X=1 -- --mode none
   run_py "rp_always_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on
   run_py "rp_detailed_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" NVTX_INJECTION64_PATH="$INJECT" -- --mode ringprof --level detailed
   run_py "torch_$rep" X=1 -- --mode torch
 done
 
-section "PyTorch under CUDA_INJECTION64_PATH, unchanged"
-run_py inject RINGPROF_CUPTI_LIB="$TORCH_CUPTI" CUDA_INJECTION64_PATH="$INJECT" RINGPROF_DIR="$W/runs/inject/ringprof" -- --mode plain
-section "a detailed window in the middle of training"
-run_py window RINGPROF_CUPTI_LIB="$TORCH_CUPTI" NVTX_INJECTION64_PATH="$INJECT" -- --mode window
-section "torch.profiler started while ringprof holds CUPTI"
-run_py clash RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode clash
+if part breakdown; then
+  section "ringprof's cost split: operators only, GPU tracing only ($REPS interleaved repetitions)"
+  for rep in $(seq 1 "$REPS"); do
+    run_py "bnone_$rep" X=1 -- --mode none
+    run_py "rp_opsonly_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on --gpu 0
+    run_py "rp_gpuonly_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on --ops off
+  done
+fi
+part inject && section "PyTorch under CUDA_INJECTION64_PATH, unchanged"
+part inject && run_py inject RINGPROF_CUPTI_LIB="$TORCH_CUPTI" CUDA_INJECTION64_PATH="$INJECT" RINGPROF_DIR="$W/runs/inject/ringprof" -- --mode plain
+part window && section "a detailed window in the middle of training"
+part window && run_py window RINGPROF_CUPTI_LIB="$TORCH_CUPTI" NVTX_INJECTION64_PATH="$INJECT" -- --mode window
+part clash && section "torch.profiler started while ringprof holds CUPTI"
+part clash && run_py clash RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode clash
 
-section "ringprof.torch.profile with GPU attribution (torch_ops_gpu.py)"
-mkdir -p "$W/runs/torch_ops"
-RINGPROF_CUPTI_LIB="$TORCH_CUPTI" timeout 120 "$PY" "$ROOT/bench/gpu/torch_ops_gpu.py" "$W/runs/torch_ops" 2>&1 | tail -30
-echo "torch_ops_gpu exit ${PIPESTATUS[0]}"
+if part ops; then
+  section "ringprof.torch.profile with GPU attribution (torch_ops_gpu.py)"
+  mkdir -p "$W/runs/torch_ops"
+  RINGPROF_CUPTI_LIB="$TORCH_CUPTI" timeout 120 "$PY" "$ROOT/bench/gpu/torch_ops_gpu.py" "$W/runs/torch_ops" 2>&1 | tail -30
+  echo "torch_ops_gpu exit ${PIPESTATUS[0]}"
+fi
 
 section "on-device view of one recording"
-"$CARRY/bin/ringprof" gpu "$W/runs/rp_always_1/ringprof" | head -30
+"$CARRY/bin/ringprof" gpu "$W/runs/rp_always_1/ringprof" 2>&1 | grep -v '^  ' | head -30
 du -sh "$W/runs"/* | sort -k2 | head -50

@@ -31,6 +31,11 @@ cp "$BUILD/tools/ringprof" "$CARRY/bin/"
 cp "$BUILD"/python/ringprof/*.py "$BUILD"/python/ringprof/*.so "$CARRY/python/ringprof/"
 "$NVCC" -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
   -o "$CARRY/bin/known_counts" bench/gpu/known_counts.cu -ldl
+# The same program with the CUDA runtime as a shared library (the way
+# PyTorch loads it), and a crash reporter for a machine without gdb.
+"$NVCC" -O2 -cudart shared -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+  -o "$CARRY/bin/known_counts_shared" bench/gpu/known_counts.cu -ldl
+cc -shared -fPIC -O1 -Wall -o "$CARRY/lib/segv_report.so" bench/gpu/segv_report.c -ldl
 # Debug sections stay here (the symbolizer reads them from the build tree when
 # the recordings come back); the copies that travel are stripped to fit.
 find "$CARRY/lib" "$CARRY/bin" "$CARRY/python" -type f \( -name '*.so*' -o -perm -u+x \) -exec strip --strip-debug {} +
@@ -43,6 +48,7 @@ for f in "$CARRY"/lib/*.so* "$CARRY"/bin/* "$CARRY"/python/ringprof/*.so; do
 done | sort -u | while read -r so path; do
   case "$so" in
     libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++*|libgcc_s*|libringprof*|libcuda.so*) ;;
+    libcudart.so*) ;;  # the GPU machine's toolkit has its own
     *) cp -L "$path" "$CARRY/deps/$so" ;;
   esac
 done

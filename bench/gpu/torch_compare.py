@@ -18,11 +18,13 @@ Modes:
   clash       ringprof always_on, and torch.profiler started for steps
               [N/3, 2N/3) while ringprof holds CUPTI
 
-Step boundaries are the same in every mode: boundary 0 before the model is
-built, boundary i+1 at the end of iteration i (ringprof.step(i) marks them,
-torch.profiler's prof.step() likewise), so step 0 holds the model's creation
-and the first iteration's one-time set-up. Each iteration ends with
+Steps: in ringprof modes boundary 0 comes before the model is built and
+boundary i+1 at the end of iteration i (ringprof.step(i) marks boundary i),
+so step 0 also holds the model's creation; under torch.profiler a
+record_function("ringprof_compare_step#i") surrounds iteration i. Steps from
+1 on are the same iterations on both sides. Each iteration ends with
 torch.cuda.synchronize(), so a step's GPU work is done inside the step.
+--ops off and --gpu 0 split ringprof's cost between operators and GPU tracing.
 
 Prints one JSON line: mode, step times (ms, host, per iteration), and for
 torch.profiler the kernels it saw. The torch mode writes DIR/torch_kernels.json
@@ -43,6 +45,9 @@ import torch.nn as nn
 # --device cpu runs the same code without a GPU, to try this script (and
 # device_checks.sh) on a machine without one before spending GPU time.
 DEV = "cuda"
+# torch.profiler's record_function around each iteration (torch mode): the
+# step of each kernel is the annotation its launch falls in.
+STEP_MARK = "ringprof_compare_step#"
 
 
 def sync():
@@ -67,9 +72,10 @@ def build():
     return model, opt, data, target
 
 
-def train(steps, boundary, before_step=None):
+def train(steps, boundary, before_step=None, annotate=None):
     """Runs `steps` iterations; boundary(i) is called at boundary i (0 before
-    the model is built). Returns each iteration's host time in ms."""
+    the model is built); annotate(i), when given, is a context manager around
+    iteration i. Returns each iteration's host time in ms."""
     boundary(0)
     model, opt, data, target = build()
     loss_fn = nn.CrossEntropyLoss()
@@ -79,12 +85,13 @@ def train(steps, boundary, before_step=None):
             before_step(i)
         sync()
         t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        with nvtx_range("train_step"):
-            loss = loss_fn(model(data), target)
-            loss.backward()
-            opt.step()
-        sync()
+        with annotate(i) if annotate else contextlib.nullcontext():
+            opt.zero_grad(set_to_none=True)
+            with nvtx_range("train_step"):
+                loss = loss_fn(model(data), target)
+                loss.backward()
+                opt.step()
+            sync()
         times.append((time.perf_counter() - t0) * 1000.0)
         boundary(i + 1)
     return times
@@ -92,12 +99,12 @@ def train(steps, boundary, before_step=None):
 
 def torch_kernels(trace_path):
     """Kernels, copies and sets from torch.profiler's exported trace, each with
-    the step whose ProfilerStep#N range holds its launch."""
+    the step whose annotation (STEP_MARK + N) holds its launch."""
     with open(trace_path) as f:
         data = json.load(f)
     events = data["traceEvents"] if isinstance(data, dict) else data  # a bare list from CPU-only builds
     steps = sorted((e["ts"], e["ts"] + e.get("dur", 0), int(e["name"].split("#")[1]))
-                   for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
+                   for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(STEP_MARK))
     launches = {}
     for e in events:
         if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
@@ -133,7 +140,7 @@ def key_average_rows(prof):
                 if v is not None:
                     return float(v)
             return 0.0
-        rows.append({"key": r.key, "count": r.count,
+        rows.append({"key": r.key, "count": r.count, "device_type": str(getattr(r, "device_type", "")),
                      "self_device_us": get("self_device_time_total", "self_cuda_time_total"),
                      "device_us": get("device_time_total", "cuda_time_total"),
                      "self_cpu_us": get("self_cpu_time_total"), "cpu_us": get("cpu_time_total")})
@@ -144,6 +151,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["none", "plain", "ringprof", "torch", "window", "clash"], required=True)
     ap.add_argument("--level", choices=["always_on", "detailed"], default="always_on")
+    ap.add_argument("--ops", choices=["always_on", "off"], default="always_on",
+                    help="ringprof.torch's operator level (ringprof modes)")
+    ap.add_argument("--gpu", choices=["1", "0"], default="1", help="ringprof's GPU tracing (ringprof modes)")
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
@@ -157,8 +167,9 @@ def main():
         times = train(args.steps, lambda i: None)
     elif args.mode == "torch":
         from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import record_function
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            times = train(args.steps, lambda i: prof.step() if i > 0 else None)
+            times = train(args.steps, lambda i: None, annotate=lambda i: record_function(STEP_MARK + str(i)))
         trace = os.path.join(args.out, "torch_trace.json")
         t0 = time.perf_counter()
         prof.export_chrome_trace(trace)
@@ -174,9 +185,9 @@ def main():
     else:
         import ringprof
         import ringprof.torch
-        ringprof.torch.set_ops_level("always_on")
+        ringprof.torch.set_ops_level(args.ops)
         level = "always_on" if args.mode in ("window", "clash") else args.level
-        if not ringprof.start(dir=os.path.join(args.out, "ringprof"), mode=level):
+        if not ringprof.start(dir=os.path.join(args.out, "ringprof"), mode=level, gpu=int(args.gpu)):
             print("torch_compare: ringprof did not start", file=sys.stderr)
             sys.exit(1)
         if args.mode == "window":
@@ -197,6 +208,12 @@ def main():
                     p.__exit__(None, None, None)
                     result["torch_kernels_in_clash"] = sum(
                         1 for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+                    trace = os.path.join(args.out, "clash_trace.json")
+                    p.export_chrome_trace(trace)
+                    kernels, _ = torch_kernels(trace)
+                    with open(os.path.join(args.out, "torch_kernels.json"), "w") as f:
+                        json.dump(kernels, f)
+                    os.remove(trace)
             result["clash_steps"] = [lo, hi]
         times = train(args.steps, ringprof.step, before)
         ringprof.stop()

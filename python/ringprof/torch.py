@@ -109,6 +109,10 @@ _ringprof._stop_listeners.append(_on_stop)
 if _ringprof.is_recording():  # RINGPROF_AUTOSTART, or started before this import
     _on_start()
 
+from . import _cupti_handover  # noqa: E402 (after the extension: wraps torch.profiler's Kineto calls)
+
+_cupti_handover.install(_torch)
+
 
 # ---- a drop-in for torch.profiler.profile ----
 

@@ -138,6 +138,15 @@ PYBIND11_MODULE(_ringprof, m) {
   m.def("flow_end", [](uint64_t id) { flow_end(id); }, py::arg("id"));
   m.def("mark", [](const std::string& name, uint64_t value) { mark(static_name(name), value); },
         py::arg("name"), py::arg("value") = 0);
+  // ringprof.torch calls these around torch.profiler (ringprof/recording.h).
+  m.def("_gpu_hand_over", [](const std::string& client) {
+    py::gil_scoped_release release;  // CUPTI's forced flush waits for its buffers
+    return gpu_hand_over(client.c_str());
+  });
+  m.def("_gpu_take_back", [](const std::string& client) {
+    py::gil_scoped_release release;
+    return gpu_take_back(client.c_str());
+  });
   m.def("recorder_stats", &stats_dict, "The recorder's counters for this session (see RecorderStats).");
 
   m.def("_windows_listen", &python::windows_listen);

@@ -51,6 +51,19 @@ void stop();
 void flush();
 bool is_recording() noexcept;
 
+// CUPTI, through which ringprof traces the GPU, serves one client at a time:
+// a second one (torch.profiler with CUDA activities, an Nsight capture)
+// replaces ringprof's buffer callbacks, swallows the records ringprof still
+// had in CUPTI and turns ringprof's kinds off when it stops. Before such a
+// client starts in this process, call gpu_hand_over("its name"): ringprof
+// takes back its buffers, turns its GPU tracing off, warns once and marks the
+// gap (mark ringprof.gpu.handed_over); after the client has stopped,
+// gpu_take_back("its name") turns it on again (ringprof.gpu.taken_back).
+// ringprof.torch does both around torch.profiler. Each returns false when
+// there was nothing to do (no GPU tracing, or not handed over).
+bool gpu_hand_over(const char* client) noexcept;
+bool gpu_take_back(const char* client) noexcept;
+
 // One thread's losses in a session, in events (see RecorderStats).
 struct ThreadDrops {
   uint32_t tid = 0;

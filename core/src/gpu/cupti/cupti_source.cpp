@@ -38,6 +38,10 @@ struct State {
   bool callbacks_registered = false;
   std::vector<CUpti_ActivityKind> enabled;
   std::atomic<bool> running{false};
+  // Another client (torch.profiler's Kineto, say) holds CUPTI: ringprof's
+  // kinds are off and its callbacks may have been replaced (hand_over()).
+  std::atomic<bool> handed_over{false};
+  Mode level = Mode::AlwaysOn;  // the level set_level() last asked for
 
   moodycamel::ConcurrentQueue<uint8_t*> free_buffers;
   moodycamel::ConcurrentQueue<Completed> completed;
@@ -187,6 +191,15 @@ void disable_noisy_apis(const Api& api) {
   pass(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, api.ActivityEnableDriverApi);
 }
 
+// Thread ids, ringprof's clock, then ringprof's buffer callbacks: what
+// start() and take_back() set before any kind is enabled.
+bool register_callbacks(const Api& a);
+
+// Enables the kinds of s.level into s.enabled: the kernel kind decides (if it
+// cannot be enabled nothing useful can); an optional kind this CUPTI or
+// device cannot trace is left out.
+bool enable_kinds(State& s, const Api& a);
+
 }  // namespace
 
 std::string explain(CUptiResult r, const char* what) {
@@ -289,9 +302,52 @@ void drain_completed(Converter& converter) {
 
 void flush() {
   State& s = state();
-  if (!s.running.load(std::memory_order_acquire)) return;
+  // Handed over: the buffers in CUPTI are the other client's.
+  if (!s.running.load(std::memory_order_acquire) || s.handed_over.load(std::memory_order_acquire)) return;
   current_api().ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
+
+namespace {
+
+bool register_callbacks(const Api& a) {
+  // System thread ids (gettid), the ids ringprof's threads carry, so API
+  // calls land on the right thread's track.
+  if (a.SetThreadIdType) a.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  // ringprof's clock, before any kind is enabled, so every record uses it.
+  CUptiResult r = a.ActivityRegisterTimestampCallback(on_timestamp);
+  if (r != CUPTI_SUCCESS) {
+    warn(explain(r, "cuptiActivityRegisterTimestampCallback"));
+    return false;
+  }
+  r = a.ActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    warn(explain(r, "cuptiActivityRegisterCallbacks"));
+    return false;
+  }
+  return true;
+}
+
+bool enable_kinds(State& s, const Api& a) {
+  CUptiResult r = a.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (r != CUPTI_SUCCESS) {
+    warn(explain(r, "cuptiActivityEnable(CONCURRENT_KERNEL)"));
+    return false;
+  }
+  s.enabled = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  if (a.ActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE) == CUPTI_SUCCESS) s.enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
+  for (CUpti_ActivityKind kind : kAlwaysOnKinds)
+    if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && a.ActivityEnable(kind) == CUPTI_SUCCESS)
+      s.enabled.push_back(kind);
+  // The detailed kinds only at Detailed (a session starts at its starting
+  // level, no window open yet); set_level() follows changes.
+  if (s.level == Mode::Detailed)
+    for (CUpti_ActivityKind kind : kDetailedKinds)
+      if (a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
+  disable_noisy_apis(a);
+  return true;
+}
+
+}  // namespace
 
 bool start(const Config& config) {
   State& s = state();
@@ -319,43 +375,53 @@ bool start(const Config& config) {
   s.refused.store(0, std::memory_order_relaxed);
 
   if (!s.callbacks_registered) {
-    // System thread ids (gettid), the ids ringprof's threads carry, so API
-    // calls land on the right thread's track.
-    if (a.SetThreadIdType) a.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    // ringprof's clock, before any kind is enabled, so every record uses it.
-    CUptiResult r = a.ActivityRegisterTimestampCallback(on_timestamp);
-    if (r != CUPTI_SUCCESS) {
-      warn(explain(r, "cuptiActivityRegisterTimestampCallback"));
-      return false;
-    }
-    r = a.ActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);
-    if (r != CUPTI_SUCCESS) {
-      warn(explain(r, "cuptiActivityRegisterCallbacks"));
-      return false;
-    }
+    if (!register_callbacks(a)) return false;
     s.callbacks_registered = true;
   }
   if (a.ActivityFlushPeriod) a.ActivityFlushPeriod(config.flush_interval_ms);
+  s.level = config.ops.mode;
+  if (!enable_kinds(s, a)) return false;
+  s.handed_over.store(false, std::memory_order_release);
+  s.running.store(true, std::memory_order_release);
+  return true;
+}
 
-  // The kernel kind decides: if it cannot be enabled nothing useful can.
-  CUptiResult r = a.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (r != CUPTI_SUCCESS) {
-    warn(explain(r, "cuptiActivityEnable(CONCURRENT_KERNEL)"));
+bool hand_over(const char* client) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.control);
+  if (!s.running.load() || s.handed_over.load()) return false;
+  const Api& a = current_api();
+  // ringprof's partly filled buffers come back to ringprof now; left in
+  // CUPTI they would complete into the other client's callback, which
+  // does not know them, and their records would be lost.
+  a.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (CUpti_ActivityKind kind : s.enabled) a.ActivityDisable(kind);
+  s.enabled.clear();
+  // The other client expects CUPTI's own timestamps (Kineto drops records
+  // outside its window otherwise): ringprof's clock goes with its kinds.
+  a.ActivityRegisterTimestampCallback(nullptr);
+  s.handed_over.store(true, std::memory_order_release);
+  std::fprintf(stderr,
+               "ringprof: warning: %s takes CUPTI, which serves one client at a time: ringprof's GPU tracing "
+               "pauses until it stops (the files mark the gap); CPU recording goes on\n",
+               client);
+  return true;
+}
+
+bool take_back(const char* client) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.control);
+  if (!s.running.load() || !s.handed_over.load()) return false;
+  const Api& a = current_api();
+  // The other client registered its own buffer callbacks: ringprof's go
+  // back in, with its clock, before any kind is enabled again.
+  if (!register_callbacks(a) || !enable_kinds(s, a)) {
+    warn(std::string("could not take CUPTI back after ") + client);
+    s.running.store(false, std::memory_order_release);
     return false;
   }
-  s.enabled = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
-  // Optional kinds: one that this CUPTI or device cannot trace is left out.
-  // The session starts at config.ops.mode (no window is open yet): the
-  // detailed kinds only when that is Detailed; set_level() follows changes.
-  if (a.ActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE) == CUPTI_SUCCESS) s.enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
-  for (CUpti_ActivityKind kind : kAlwaysOnKinds)
-    if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && a.ActivityEnable(kind) == CUPTI_SUCCESS)
-      s.enabled.push_back(kind);
-  if (config.ops.mode == Mode::Detailed)
-    for (CUpti_ActivityKind kind : kDetailedKinds)
-      if (a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
-  disable_noisy_apis(a);
-  s.running.store(true, std::memory_order_release);
+  s.handed_over.store(false, std::memory_order_release);
+  std::fprintf(stderr, "ringprof: GPU tracing resumed after %s\n", client);
   return true;
 }
 
@@ -370,6 +436,8 @@ void set_level(Mode m) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.control);
   if (!s.running.load()) return;
+  s.level = m;
+  if (s.handed_over.load()) return;  // take_back() enables the kinds of the level then
   const Api& a = current_api();
   auto is_enabled = [&](CUpti_ActivityKind k) {
     return std::find(s.enabled.begin(), s.enabled.end(), k) != s.enabled.end();
@@ -391,6 +459,7 @@ void stop() {
   const Api& a = current_api();
   for (CUpti_ActivityKind kind : s.enabled) a.ActivityDisable(kind);
   s.enabled.clear();
+  s.handed_over.store(false, std::memory_order_release);
   s.running.store(false, std::memory_order_release);
 }
 

@@ -44,7 +44,18 @@ void set_level(Mode m);
 extern const CUpti_ActivityKind kAlwaysOnKinds[6];
 extern const CUpti_ActivityKind kDetailedKinds[6];
 
-// Asks CUPTI to complete every buffer now, even partly filled ones.
+// CUPTI serves one client: another one (torch.profiler's Kineto, Nsight)
+// registers its own buffer callbacks in place of ringprof's. hand_over()
+// first takes back every buffer ringprof has in CUPTI (a forced flush), then
+// disables ringprof's kinds and its timestamp callback, and prints one
+// warning naming `client`; take_back() registers ringprof's callbacks and
+// clock again and enables the kinds of the current level. Both return false
+// when there was nothing to do (not running, or not handed over).
+bool hand_over(const char* client);
+bool take_back(const char* client);
+
+// Asks CUPTI to complete every buffer now, even partly filled ones (not
+// while handed over: the buffers in CUPTI are then the other client's).
 void flush();
 // Converts and recycles every completed buffer (drainer thread only).
 void drain_completed(Converter& converter);
