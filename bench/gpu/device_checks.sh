@@ -153,22 +153,6 @@ run_py() {  # run_py NAME ENV... -- ARGS...: one torch_compare.py process, its J
   echo "$name: exit $rc, $((SECONDS - start)) s; stderr: $(grep -v '^\s*$' "$W/runs/$name.err" | tail -5 | tr '\n' '|' | cut -c1-600)"
 }
 
-part side && section "PyTorch side by side: $REPS interleaved repetitions of $STEPS steps"
-part side && for rep in $(seq 1 "$REPS"); do
-  run_py "none_$rep" X=1 -- --mode none
-  run_py "rp_always_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on
-  run_py "rp_detailed_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" NVTX_INJECTION64_PATH="$INJECT" -- --mode ringprof --level detailed
-  run_py "torch_$rep" X=1 -- --mode torch
-done
-
-if part breakdown; then
-  section "ringprof's cost split: operators only, GPU tracing only ($REPS interleaved repetitions)"
-  for rep in $(seq 1 "$REPS"); do
-    run_py "bnone_$rep" X=1 -- --mode none
-    run_py "rp_opsonly_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on --gpu 0
-    run_py "rp_gpuonly_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on --ops off
-  done
-fi
 part inject && section "PyTorch under CUDA_INJECTION64_PATH, unchanged"
 part inject && run_py inject RINGPROF_CUPTI_LIB="$TORCH_CUPTI" CUDA_INJECTION64_PATH="$INJECT" RINGPROF_DIR="$W/runs/inject/ringprof" -- --mode plain
 part window && section "a detailed window in the middle of training"
@@ -182,6 +166,18 @@ if part ops; then
   RINGPROF_CUPTI_LIB="$TORCH_CUPTI" timeout 120 "$PY" "$ROOT/bench/gpu/torch_ops_gpu.py" "$W/runs/torch_ops" 2>&1 | tail -30
   echo "torch_ops_gpu exit ${PIPESTATUS[0]}"
 fi
+
+part side && section "PyTorch side by side: $REPS interleaved repetitions of $STEPS steps"
+part side && for rep in $(seq 1 "$REPS"); do
+  run_py "none_$rep" X=1 -- --mode none
+  run_py "rp_always_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on
+  run_py "rp_detailed_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" NVTX_INJECTION64_PATH="$INJECT" -- --mode ringprof --level detailed
+  run_py "torch_$rep" X=1 -- --mode torch
+  if part breakdown; then  # ringprof's cost split: operators only, GPU tracing only
+    run_py "rp_opsonly_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on --gpu 0
+    run_py "rp_gpuonly_$rep" RINGPROF_CUPTI_LIB="$TORCH_CUPTI" -- --mode ringprof --level always_on --ops off
+  fi
+done
 
 section "on-device view of one recording"
 "$CARRY/bin/ringprof" gpu "$W/runs/rp_always_1/ringprof" 2>&1 | grep -v '^  ' | head -30

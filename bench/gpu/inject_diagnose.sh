@@ -1,8 +1,8 @@
 #!/bin/bash
 # Narrows down a crash of the known-count program under the injection
 # library, on the GPU machine (no gdb there): the same program under
-# variations, each with segv_report.so printing the crashing thread's frames,
-# and cuda-gdb's backtrace of the first. Prints one line per variation.
+# variations, each with segv_report.so printing the crashing thread's frames
+# (cuda-gdb, which is there, hung on it). Prints one line per variation.
 #   bench/gpu/inject_diagnose.sh      (after prepare_carry.sh; OUT as device_checks.sh)
 set -u
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -32,10 +32,4 @@ variant no_nvtx known_counts CUDA_INJECTION64_PATH="$INJECT" NVTX_INJECTION64_PA
 variant disabled known_counts CUDA_INJECTION64_PATH="$INJECT" RINGPROF_DISABLE=1
 variant cudart_shared known_counts_shared CUDA_INJECTION64_PATH="$INJECT"
 variant preload known_counts LD_PRELOAD="$INJECT:$SEGV"
-if command -v cuda-gdb >/dev/null; then
-  echo "cuda-gdb, base:"
-  CUDA_INJECTION64_PATH="$INJECT" RINGPROF_DIR="$W/gdb" RINGPROF_CRASH_FLUSH=0 timeout 120 cuda-gdb -q -batch \
-    -ex 'set pagination off' -ex 'set confirm off' -ex run -ex 'bt 40' -ex 'info threads' \
-    --args "$CARRY/bin/known_counts" 2>&1 | grep -v '^\[New Thread\|^\[Thread .* exited' | tail -70
-fi
 tar czf "$OUT/diag.tar.gz" -C "$W" . 2>/dev/null

@@ -41,6 +41,9 @@ struct State {
   // Another client (torch.profiler's Kineto, say) holds CUPTI: ringprof's
   // kinds are off and its callbacks may have been replaced (hand_over()).
   std::atomic<bool> handed_over{false};
+  // The process is exiting and CUPTI has handed over its last records:
+  // nothing calls CUPTI again (see at_exit_flush).
+  std::atomic<bool> closed{false};
   Mode level = Mode::AlwaysOn;  // the level set_level() last asked for
 
   moodycamel::ConcurrentQueue<uint8_t*> free_buffers;
@@ -191,6 +194,8 @@ void disable_noisy_apis(const Api& api) {
   pass(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, api.ActivityEnableDriverApi);
 }
 
+void at_exit_flush();
+
 // Thread ids, ringprof's clock, then ringprof's buffer callbacks: what
 // start() and take_back() set before any kind is enabled.
 bool register_callbacks(const Api& a);
@@ -303,11 +308,33 @@ void drain_completed(Converter& converter) {
 void flush() {
   State& s = state();
   // Handed over: the buffers in CUPTI are the other client's.
-  if (!s.running.load(std::memory_order_acquire) || s.handed_over.load(std::memory_order_acquire)) return;
+  if (!s.running.load(std::memory_order_acquire) || s.handed_over.load(std::memory_order_acquire) ||
+      s.closed.load(std::memory_order_acquire))
+    return;
   current_api().ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 namespace {
+
+// The exit: CUPTI's own exit handling (registered while CUPTI initialised,
+// inside start()) leaves it unusable, and a cuptiActivityDisable after it
+// crashed the process on a real driver (CUDA 13, the injection library:
+// ringprof's exit flush runs later than CUPTI's when recording started
+// inside cuInit). This handler is registered after CUPTI initialised, so it
+// runs before CUPTI's: it takes every record CUPTI holds (a forced flush into
+// ringprof's queue, which the drainer's last round converts) and closes the
+// source, so that nothing calls CUPTI during the rest of the exit.
+void at_exit_flush() {
+  State& s = state();
+  std::unique_lock<std::mutex> lock(s.control, std::try_to_lock);
+  if (!lock.owns_lock()) {  // a start/stop/level change in flight on another thread: leave CUPTI alone
+    s.closed.store(true, std::memory_order_release);
+    return;
+  }
+  if (s.running.load() && !s.handed_over.load() && !s.fake)
+    s.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  s.closed.store(true, std::memory_order_release);
+}
 
 bool register_callbacks(const Api& a) {
   // System thread ids (gettid), the ids ringprof's threads carry, so API
@@ -383,13 +410,17 @@ bool start(const Config& config) {
   if (!enable_kinds(s, a)) return false;
   s.handed_over.store(false, std::memory_order_release);
   s.running.store(true, std::memory_order_release);
+  if (!s.fake) {
+    static std::once_flag once;
+    std::call_once(once, [] { std::atexit(at_exit_flush); });
+  }
   return true;
 }
 
 bool hand_over(const char* client) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.control);
-  if (!s.running.load() || s.handed_over.load()) return false;
+  if (!s.running.load() || s.handed_over.load() || s.closed.load()) return false;
   const Api& a = current_api();
   // ringprof's partly filled buffers come back to ringprof now; left in
   // CUPTI they would complete into the other client's callback, which
@@ -411,7 +442,7 @@ bool hand_over(const char* client) {
 bool take_back(const char* client) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.control);
-  if (!s.running.load() || !s.handed_over.load()) return false;
+  if (!s.running.load() || !s.handed_over.load() || s.closed.load()) return false;
   const Api& a = current_api();
   // The other client registered its own buffer callbacks: ringprof's go
   // back in, with its clock, before any kind is enabled again.
@@ -437,7 +468,7 @@ void set_level(Mode m) {
   std::lock_guard<std::mutex> lock(s.control);
   if (!s.running.load()) return;
   s.level = m;
-  if (s.handed_over.load()) return;  // take_back() enables the kinds of the level then
+  if (s.handed_over.load() || s.closed.load()) return;  // take_back() enables the kinds of the level then
   const Api& a = current_api();
   auto is_enabled = [&](CUpti_ActivityKind k) {
     return std::find(s.enabled.begin(), s.enabled.end(), k) != s.enabled.end();
@@ -457,7 +488,9 @@ void stop() {
   std::lock_guard<std::mutex> lock(s.control);
   if (!s.running.load()) return;
   const Api& a = current_api();
-  for (CUpti_ActivityKind kind : s.enabled) a.ActivityDisable(kind);
+  if (!s.closed.load()) {
+    for (CUpti_ActivityKind kind : s.enabled) a.ActivityDisable(kind);
+  }
   s.enabled.clear();
   s.handed_over.store(false, std::memory_order_release);
   s.running.store(false, std::memory_order_release);
