@@ -1,4 +1,4 @@
-// A CUDA program with a known number of GPU operations, for run_gpu_checks.sh:
+// A CUDA program with a known number of GPU operations, for device_checks.sh:
 // ringprof must see exactly these counts (`ringprof gpu` and `ringprof info`).
 //
 //   add_one   kernel launches   kAddLaunches

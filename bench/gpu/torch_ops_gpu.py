@@ -3,13 +3,12 @@
 
     PYTHONPATH=build/gpu/python python3 bench/gpu/torch_ops_gpu.py OUT_DIR
 
-Trains train_small.py's model for a few steps under ringprof.torch.profile
+Trains torch_compare.py's model for a few steps under ringprof.torch.profile
 (every operator recorded, GPU tracing on) and checks, from the window's
 key_averages(): aten::convolution and aten::addmm (or aten::linear) have
 Self CUDA or CUDA total time; the CUDA time launched inside operators is at
 least 90% of all GPU time in the window; the Chrome trace opens as JSON.
-NOT YET RUN ON A GPU: written on a machine without one (run_gpu_checks.sh
-runs it where the build has the Python package).
+device_checks.sh runs it on the GPU machine (bench/gpu/results/log.txt).
 """
 import json
 import os
@@ -19,7 +18,7 @@ import torch
 
 import ringprof
 import ringprof.torch
-from train_small import build  # noqa: E402 (same folder)
+from torch_compare import build  # noqa: E402 (same folder)
 
 
 def main():

@@ -295,6 +295,95 @@ TEST_F(CuptiSourceTest, SessionStartingDetailedEnablesEveryKindAtOnce) {
   EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
 }
 
+// torch.profiler (Kineto) replaces ringprof's CUPTI callbacks when it starts.
+// Handed over, ringprof first takes back the buffers it has in CUPTI (a
+// forced flush, while its callbacks are still the registered ones), turns its
+// kinds and clock off and leaves CUPTI alone; taken back, it registers its
+// clock and callbacks before enabling the kinds of the level of that moment.
+TEST_F(CuptiSourceTest, HandOverLetsGoOfCuptiAndTakeBackRestoresIt) {
+  ASSERT_TRUE(start());
+  ringprof::flush();
+  const auto ours_requested = fake_.requested;
+  const auto ours_timestamp = fake_.timestamp;
+  size_t calls = fake_.calls.size();
+
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(gpu_hand_over("torch.profiler"));
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("torch.profiler takes CUPTI"), std::string::npos) << said;
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << "one line: " << said;
+  ASSERT_GT(fake_.calls.size(), calls);
+  EXPECT_EQ(fake_.calls[calls], "flush " + std::to_string(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED))
+      << "ringprof's buffers come back before anything is turned off";
+  EXPECT_TRUE(fake_.enabled.empty());
+  EXPECT_EQ(fake_.calls.back(), "register_timestamp");
+  EXPECT_EQ(fake_.timestamp, nullptr) << "the other client gets CUPTI's own clock";
+  EXPECT_FALSE(gpu_hand_over("torch.profiler")) << "already handed over";
+
+  // The other client's callbacks; ringprof's drainer rounds and a level change
+  // meanwhile do not touch CUPTI.
+  fake_.requested = nullptr;
+  calls = fake_.calls.size();
+  set_mode(Mode::Detailed);
+  ringprof::flush();
+  ringprof::flush();
+  EXPECT_EQ(fake_.calls.size(), calls) << fake_.calls.back();
+  EXPECT_TRUE(fake_.enabled.empty());
+
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(gpu_take_back("torch.profiler"));
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("resumed after torch.profiler"), std::string::npos);
+  ASSERT_GE(fake_.calls.size(), calls + 2);
+  EXPECT_EQ(fake_.calls[calls], "register_timestamp");
+  EXPECT_EQ(fake_.calls[calls + 1], "register_callbacks");
+  EXPECT_EQ(fake_.timestamp, ours_timestamp);
+  EXPECT_EQ(fake_.requested, ours_requested);
+  EXPECT_EQ(fake_.enabled, kAllKinds) << "the level set while handed over (detailed) applies";
+  EXPECT_FALSE(gpu_take_back("torch.profiler")) << "nothing to take back";
+
+  // Recording goes on through ringprof's callbacks: a kernel completed now is written.
+  size_t size = 0;
+  uint8_t* buffer = request(&size);
+  ASSERT_NE(buffer, nullptr);
+  RecordWriter w(buffer, size);
+  kernel(w, "after_take_back", 100, 200, 1);
+  complete(buffer, size, w.used());
+  ringprof::stop();
+  EXPECT_TRUE(fake_.enabled.empty());
+  ASSERT_EQ(sink_->records.size(), 1u);
+  EXPECT_EQ(sink_->names[0], "after_take_back");
+}
+
+TEST_F(CuptiSourceTest, HandOverWithoutGpuTracingDoesNothing) {
+  EXPECT_FALSE(gpu_hand_over("torch.profiler")) << "not recording";
+  EXPECT_FALSE(gpu_take_back("torch.profiler"));
+  EXPECT_TRUE(fake_.calls.empty());
+}
+
+// At exit CUPTI gets one last forced flush and is never called again: the
+// drainer's last round and stop() convert and write what it handed over.
+TEST_F(CuptiSourceTest, ClosedAtExitCuptiIsNotCalledAgain) {
+  ASSERT_TRUE(start());
+  ringprof::flush();
+  size_t size = 0;
+  uint8_t* buffer = request(&size);
+  ASSERT_NE(buffer, nullptr);
+  RecordWriter w(buffer, size);
+  kernel(w, "last_kernel", 100, 200, 1);
+  complete(buffer, size, w.used());  // as CUPTI's forced flush would hand it over
+  const size_t calls = fake_.calls.size();
+  cupti::close_at_exit();
+  ASSERT_EQ(fake_.calls.size(), calls + 1);
+  EXPECT_EQ(fake_.calls.back(), "flush " + std::to_string(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  set_mode(Mode::Detailed);
+  ringprof::flush();
+  EXPECT_FALSE(gpu_hand_over("torch.profiler"));
+  ringprof::stop();
+  EXPECT_EQ(fake_.calls.size(), calls + 1) << "called after the exit flush: " << fake_.calls.back();
+  ASSERT_EQ(sink_->records.size(), 1u) << "what CUPTI handed over is written";
+  EXPECT_EQ(sink_->names[0], "last_kernel");
+}
+
 TEST_F(CuptiSourceTest, RecordsReachTheBatchThroughTheCallbacks) {
   ASSERT_TRUE(start());
   size_t size = 0;

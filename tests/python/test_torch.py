@@ -502,6 +502,71 @@ GLOO_RANK = textwrap.dedent("""
 """)
 
 
+class CuptiHandOverTest(unittest.TestCase):
+    """torch.profiler with CUDA activities takes CUPTI from ringprof and gives
+    it back (ringprof/_cupti_handover.py). The GPU run (bench/gpu) checks what
+    CUPTI does; here, which calls torch.profiler's start and stop make."""
+
+    def setUp(self):
+        from ringprof import _cupti_handover, _ringprof as ext
+        self.h, self.ext, self.said = _cupti_handover, ext, []
+        self.saved = ext._gpu_hand_over, ext._gpu_take_back
+        ext._gpu_hand_over = lambda client: self.said.append(("hand_over", client)) or True
+        ext._gpu_take_back = lambda client: self.said.append(("take_back", client)) or True
+
+    def tearDown(self):
+        self.ext._gpu_hand_over, self.ext._gpu_take_back = self.saved
+        self.h._held_by_torch[0] = False
+
+    def test_torch_profilers_entry_points_are_wrapped(self):
+        import torch.autograd.profiler as profiler_module
+        for module in (torch.autograd, profiler_module):
+            for name in ("_prepare_profiler", "_disable_profiler"):
+                if hasattr(module, name):
+                    self.assertTrue(getattr(getattr(module, name), "_ringprof_wrapped", False), (module, name))
+
+    def test_cuda_activities_hand_over_before_kineto_and_take_back_after(self):
+        order = []
+        prepare = self.h._wrap_prepare(lambda config, activities: order.append("kineto prepares") or "prepared")
+        disable = self.h._wrap_disable(lambda: order.append("kineto stops") or "results")
+        CUDA, CPU = torch.profiler.ProfilerActivity.CUDA, torch.profiler.ProfilerActivity.CPU
+        self.assertEqual(prepare(None, {CPU, CUDA}), "prepared")
+        self.assertEqual(self.said, [("hand_over", "torch.profiler")])
+        self.assertEqual(disable(), "results")
+        self.assertEqual(self.said, [("hand_over", "torch.profiler"), ("take_back", "torch.profiler")])
+        self.assertEqual(order, ["kineto prepares", "kineto stops"])
+        disable()  # a second stop gives nothing back twice
+        self.assertEqual(len(self.said), 2)
+
+    def test_cpu_only_profiling_leaves_cupti_alone(self):
+        prepare = self.h._wrap_prepare(lambda config, activities: None)
+        disable = self.h._wrap_disable(lambda: None)
+        prepare(None, {torch.profiler.ProfilerActivity.CPU})
+        disable()
+        self.assertEqual(self.said, [])
+
+    def test_take_back_even_when_kineto_fails_to_stop(self):
+        def broken():
+            raise RuntimeError("kineto")
+        self.h._wrap_prepare(lambda config, activities: None)(None, {torch.profiler.ProfilerActivity.CUDA})
+        with self.assertRaises(RuntimeError):
+            self.h._wrap_disable(broken)()
+        self.assertEqual([s[0] for s in self.said], ["hand_over", "take_back"])
+
+    def test_without_gpu_tracing_a_cpu_profile_inside_a_recording_is_unchanged(self):
+        out = support.run_python(textwrap.dedent("""
+            import torch, ringprof, ringprof.torch
+            from ringprof import _ringprof
+            ringprof.start(dir=%r, sample_hz=0)
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as p:
+                torch.ones(4).sum()
+            print(len(p.key_averages()) > 0, _ringprof._gpu_hand_over("torch.profiler"))
+            ringprof.stop()
+        """ % support.fresh_dir(self)))
+        self.assertEqual(out.stdout.split(), ["True", "False"], out.stderr)
+        self.assertNotIn("takes CUPTI", out.stderr)
+
+
 class GlooJobTest(unittest.TestCase):
     """Three ranks of torch.distributed's gloo backend, rank 1 doing 20 ms of
     extra work before each all_reduce: `ringprof ranks` names it."""

@@ -369,3 +369,23 @@ TEST(GpuCliTest, GpuCommand) {
 
 }  // namespace
 }  // namespace ringprof
+
+// Template kernels (cuDNN's, CUTLASS's) have names of thousands of characters:
+// the text table cuts them to --name-width, so the other columns stay on screen.
+TEST(GpuSummaryTest, LongKernelNamesAreCutToTheNameWidth) {
+  GpuSummary s;
+  GpuKernelRow k;
+  k.name = "void cutlass::Kernel<" + std::string(300, 'T') + ">(Params)";
+  k.calls = 3;
+  k.total_ns = k.min_ns = k.max_ns = 3000;
+  s.kernels.push_back(k);
+  const std::string cut = format_gpu_summary(s);
+  const std::string row = cut.substr(cut.find("  void cutlass"));
+  const std::string shown = "void cutlass::Kernel<" + std::string(kGpuNameWidth - 3 - 21, 'T') + "...";
+  EXPECT_EQ(row.substr(2, kGpuNameWidth), shown);
+  EXPECT_EQ(cut.find("(Params)"), std::string::npos);
+  EXPECT_LT(row.find('\n'), kGpuNameWidth + 120) << "the row stays about a screen wide";
+  const std::string whole = format_gpu_summary(s, 0);
+  EXPECT_NE(whole.find(k.name), std::string::npos);
+  EXPECT_NE(format_gpu_summary(s, 40).find(k.name.substr(0, 37) + "..."), std::string::npos);
+}

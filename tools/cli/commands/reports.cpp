@@ -29,6 +29,7 @@ struct ReportArgs {
   bool samples = false;  // table --samples
   bool group_by_args = false;  // table --group-by-args
   std::vector<std::string> symbol_paths;
+  size_t name_width = kGpuNameWidth;  // gpu --name-width
 };
 
 TableFormat table_format(const ReportArgs& a) { return a.format == "csv" ? TableFormat::Csv : TableFormat::Text; }
@@ -86,7 +87,7 @@ int run_gpu(const ReportArgs& a) {
   GpuSummaryOptions options;
   options.window = a.window;
   options.top = a.top;
-  print(format_gpu_summary(compute_gpu_summary(input.reader(), options)));
+  print(format_gpu_summary(compute_gpu_summary(input.reader(), options), a.name_width));
   return report_problems(input.reader());
 }
 
@@ -132,6 +133,12 @@ void add_report_commands(CLI::App& app) {
   g.group("Reports");
   add_paths(g, gpu->paths);
   add_top_option(g, gpu->top, "kernel rows");
+  g.add_option_function<std::string>(
+       "--name-width", [gpu](const std::string& text) { gpu->name_width = std::stoul(text); },
+       "cut kernel names longer than N characters (default " + std::to_string(kGpuNameWidth) +
+           "; 0: whole names)")
+      ->type_name("N")
+      ->check(digits_validator(6));
   add_window_options(g, gpu->window);
   on_run(g, [gpu] { return run_gpu(*gpu); });
 

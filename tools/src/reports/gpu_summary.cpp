@@ -211,7 +211,7 @@ GpuSummary compute_gpu_summary(TraceReader& reader, const GpuSummaryOptions& opt
   return s;
 }
 
-std::string format_gpu_summary(const GpuSummary& s) {
+std::string format_gpu_summary(const GpuSummary& s, size_t name_width) {
   std::string out;
   out += "Window: " + format_us(s.window_ns) + " us\n";
   out += "Devices: " + std::to_string(s.devices.size()) + "\n";
@@ -237,7 +237,8 @@ std::string format_gpu_summary(const GpuSummary& s) {
                                                    "Shared (B)"}};
     for (const GpuKernelRow& k : s.kernels) {
       const bool occ = k.occupancy_calls > 0;
-      rows.push_back({k.name, std::to_string(k.calls), format_us(k.total_ns), format_us(k.total_ns / k.calls),
+      const bool cut = name_width > 3 && k.name.size() > name_width;
+      rows.push_back({cut ? k.name.substr(0, name_width - 3) + "..." : k.name, std::to_string(k.calls), format_us(k.total_ns), format_us(k.total_ns / k.calls),
                       format_us(k.min_ns), format_us(k.max_ns),
                       occ ? fixed(k.blocks_per_sm_sum / double(k.occupancy_calls), 2) : "-",
                       occ ? pct(k.achieved_sum / double(k.occupancy_calls)) : "-",

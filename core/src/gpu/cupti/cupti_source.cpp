@@ -42,7 +42,7 @@ struct State {
   // kinds are off and its callbacks may have been replaced (hand_over()).
   std::atomic<bool> handed_over{false};
   // The process is exiting and CUPTI has handed over its last records:
-  // nothing calls CUPTI again (see at_exit_flush).
+  // nothing calls CUPTI again (see close_at_exit).
   std::atomic<bool> closed{false};
   Mode level = Mode::AlwaysOn;  // the level set_level() last asked for
 
@@ -194,8 +194,6 @@ void disable_noisy_apis(const Api& api) {
   pass(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, api.ActivityEnableDriverApi);
 }
 
-void at_exit_flush();
-
 // Thread ids, ringprof's clock, then ringprof's buffer callbacks: what
 // start() and take_back() set before any kind is enabled.
 bool register_callbacks(const Api& a);
@@ -245,6 +243,7 @@ void use_api_for_testing(const Api* fake) {
   std::lock_guard<std::mutex> lock(s.control);
   s.fake = fake;
   s.callbacks_registered = false;
+  s.closed.store(false, std::memory_order_release);  // a test's close_at_exit() ends with its fake
 }
 
 const Api& api() { return current_api(); }
@@ -315,26 +314,6 @@ void flush() {
 }
 
 namespace {
-
-// The exit: CUPTI's own exit handling (registered while CUPTI initialised,
-// inside start()) leaves it unusable, and a cuptiActivityDisable after it
-// crashed the process on a real driver (CUDA 13, the injection library:
-// ringprof's exit flush runs later than CUPTI's when recording started
-// inside cuInit). This handler is registered after CUPTI initialised, so it
-// runs before CUPTI's: it takes every record CUPTI holds (a forced flush into
-// ringprof's queue, which the drainer's last round converts) and closes the
-// source, so that nothing calls CUPTI during the rest of the exit.
-void at_exit_flush() {
-  State& s = state();
-  std::unique_lock<std::mutex> lock(s.control, std::try_to_lock);
-  if (!lock.owns_lock()) {  // a start/stop/level change in flight on another thread: leave CUPTI alone
-    s.closed.store(true, std::memory_order_release);
-    return;
-  }
-  if (s.running.load() && !s.handed_over.load() && !s.fake)
-    s.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  s.closed.store(true, std::memory_order_release);
-}
 
 bool register_callbacks(const Api& a) {
   // System thread ids (gettid), the ids ringprof's threads carry, so API
@@ -412,9 +391,26 @@ bool start(const Config& config) {
   s.running.store(true, std::memory_order_release);
   if (!s.fake) {
     static std::once_flag once;
-    std::call_once(once, [] { std::atexit(at_exit_flush); });
+    std::call_once(once, [] { std::atexit(close_at_exit); });
   }
   return true;
+}
+
+// Seen on an H200 (CUDA 13.0, driver 580): under CUDA_INJECTION64_PATH,
+// where start() runs inside cuInit, the cuptiActivityDisable of ringprof's
+// exit-time stop() crashed the process (CUPTI's exit handling had run
+// first; with LD_PRELOAD it had not). Registered after CUPTI initialised,
+// this handler runs before CUPTI's; the drainer's last round then converts
+// what it queued without calling CUPTI.
+void close_at_exit() {
+  State& s = state();
+  std::unique_lock<std::mutex> lock(s.control, std::try_to_lock);
+  if (!lock.owns_lock()) {  // a start/stop/level change in flight on another thread: leave CUPTI alone
+    s.closed.store(true, std::memory_order_release);
+    return;
+  }
+  if (s.running.load() && !s.handed_over.load()) current_api().ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  s.closed.store(true, std::memory_order_release);
 }
 
 bool hand_over(const char* client) {

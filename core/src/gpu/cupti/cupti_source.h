@@ -54,6 +54,13 @@ extern const CUpti_ActivityKind kDetailedKinds[6];
 bool hand_over(const char* client);
 bool take_back(const char* client);
 
+// At exit, before CUPTI's own exit handling (start() registers it with
+// atexit once CUPTI has initialised, so it runs first): a last forced flush
+// into ringprof's queue, then nothing calls CUPTI again (flush, stop,
+// set_level, hand_over and take_back leave it alone) while the drainer's last
+// round converts what is queued.
+void close_at_exit();
+
 // Asks CUPTI to complete every buffer now, even partly filled ones (not
 // while handed over: the buffers in CUPTI are then the other client's).
 void flush();

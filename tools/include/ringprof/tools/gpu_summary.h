@@ -66,6 +66,10 @@ struct GpuSummary {
 };
 
 GpuSummary compute_gpu_summary(TraceReader& reader, const GpuSummaryOptions& options);
-std::string format_gpu_summary(const GpuSummary& summary);
+// Kernel names longer than `name_width` characters are cut to that width,
+// ending in "..." (C++ template kernels run to thousands of characters and
+// would push every other column off the screen); 0 prints them whole.
+inline constexpr size_t kGpuNameWidth = 100;
+std::string format_gpu_summary(const GpuSummary& summary, size_t name_width = kGpuNameWidth);
 
 }  // namespace ringprof
