@@ -372,6 +372,8 @@ TEST(GpuCliTest, GpuCommand) {
 
 // Template kernels (cuDNN's, CUTLASS's) have names of thousands of characters:
 // the text table cuts them to --name-width, so the other columns stay on screen.
+namespace ringprof {
+
 TEST(GpuSummaryTest, LongKernelNamesAreCutToTheNameWidth) {
   GpuSummary s;
   GpuKernelRow k;
@@ -389,3 +391,5 @@ TEST(GpuSummaryTest, LongKernelNamesAreCutToTheNameWidth) {
   EXPECT_NE(whole.find(k.name), std::string::npos);
   EXPECT_NE(format_gpu_summary(s, 40).find(k.name.substr(0, 37) + "..."), std::string::npos);
 }
+
+}  // namespace ringprof
