@@ -143,7 +143,17 @@ void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
           c.value.push_back(bits_double(e.value));
           break;
         }
-        default:
+        case EventKind::ZoneBegin:
+        case EventKind::ZoneEnd:
+        case EventKind::ZoneArg:  // zones come whole from the tracker above
+        case EventKind::Instant:
+        case EventKind::FlowBegin:
+        case EventKind::FlowStep:
+        case EventKind::FlowEnd:
+        case EventKind::Mark:
+        case EventKind::None:
+        case EventKind::ThreadName:
+        case EventKind::Continuation:
           break;
       }
     }

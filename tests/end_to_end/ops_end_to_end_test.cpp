@@ -305,7 +305,7 @@ TEST(Extract, LastWindowFromALiveRotatingDirectoryIsExact) {
 // must still end the window there, not run on to the end of the data.
 TEST(Extract, WindowIdPairsMarksByIdNotByFileOrder) {
   TempDir dir;
-  ringprof::testing::TraceBuilder b;
+  ringprof::test::TraceBuilder b;
   const uint32_t app = b.thread(100, "server");
   const uint32_t drainer = b.thread(101, "ringprof-drain");
   const uint32_t trig = b.location(kMarkTrigger), begin = b.location(kMarkWindowBegin),
@@ -343,7 +343,7 @@ TEST(Extract, WindowIdPairsMarksByIdNotByFileOrder) {
 // still open at the end are clipped there.
 TEST(Extract, AMarkPastTheEndArrivingFirstKeepsTheThreadsLaterWindowEvents) {
   TempDir dir;
-  ringprof::testing::TraceBuilder b;
+  ringprof::test::TraceBuilder b;
   const uint32_t app = b.thread(100, "server");
   const uint32_t drainer = b.thread(101, "ringprof-drain");
   const uint32_t trig = b.location(kMarkTrigger), begin = b.location(kMarkWindowBegin),
@@ -390,7 +390,7 @@ TEST(Extract, AMarkPastTheEndArrivingFirstKeepsTheThreadsLaterWindowEvents) {
 // input does: the writer may still be inside them.
 TEST(Extract, ZonesOfAThreadWhoseDataEndsInTheWindowStayOpen) {
   TempDir dir;
-  ringprof::testing::TraceBuilder b;
+  ringprof::test::TraceBuilder b;
   const uint32_t app = b.thread(100, "server"), other = b.thread(102, "other");
   const uint32_t serve = b.location("serve"), tick = b.location("tick");
   const uint64_t t0 = 2'000'000'000ull, us = 1000;

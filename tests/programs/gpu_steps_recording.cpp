@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
   }
   using ringprof::GpuKind;
   constexpr uint64_t kUs = 1000;
-  ringprof::testing::SimRank r({"trainer-host", 1'000'000'000ull, 0}, 77, -1, -1, "");
-  ringprof::testing::TraceBuilder& b = r.builder();
+  ringprof::test::SimRank r({"trainer-host", 1'000'000'000ull, 0}, 77, -1, -1, "");
+  ringprof::test::TraceBuilder& b = r.builder();
   const uint32_t worker = b.thread(78, "optimizer-thread");
   const uint32_t optimizer = r.loc("optimizer");
   const std::string nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";

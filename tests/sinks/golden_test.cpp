@@ -1,12 +1,18 @@
 // Format compatibility: files written by format version 1 must stay readable
-// by every later ringprof. tests/data/v1_all_kinds.rpf was written once by
-// this test's own builder (RINGPROF_WRITE_GOLDEN=1 regenerates it, only when
-// the format version changes and a new golden file is added beside it); the
-// test decodes the committed bytes and checks every event against the
-// builder's description, which is independent of the decoder.
+// by every later ringprof. tests/data/v1_all_kinds.rpf (the first nine kinds,
+// as the first files held them) and tests/data/v1_every_kind.rpf (every kind a
+// file can hold, samples, marks, memory and zone arguments among them) were
+// written once by this test's own builders (RINGPROF_WRITE_GOLDEN=1 writes
+// them again, only when the format version changes and new golden files are
+// added beside them); the tests decode the committed bytes and check every
+// event against the builders' descriptions, which are independent of the
+// decoder. A kind the table (ringprof/event.h) lets into files without a case
+// in the second file fails Golden.EveryFileKindHasAGoldenCase.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
+#include <set>
 
 #include "support/trace_builder.h"
 #include "ringprof/format.h"
@@ -19,9 +25,9 @@ namespace {
 
 const std::string kGolden = std::string(RINGPROF_TEST_DATA) + "/v1_all_kinds.rpf";
 
-// Two segments, two threads, every event kind, a rename and drop counts.
+// Two segments, two threads, the first nine kinds, a rename and drop counts.
 std::vector<uint8_t> build_golden() {
-  ringprof::testing::TraceBuilder b(777, 5'000'000'000ull);
+  ringprof::test::TraceBuilder b(777, 5'000'000'000ull);
   const uint32_t main_t = b.thread(100, "main");
   const uint32_t worker = b.thread(101, "worker");
   const uint32_t zone = b.location("forward", "model.cpp", 42);
@@ -56,7 +62,7 @@ struct Flat {
 
 }  // namespace
 
-TEST(Golden, Version1FileStillDecodesExactly) {
+TEST(Golden, Version1FirstKindsStillDecodeExactly) {
   if (std::getenv("RINGPROF_WRITE_GOLDEN")) test::write_file(kGolden, build_golden());
   const std::vector<uint8_t> bytes = test::read_file(kGolden);
   ASSERT_FALSE(bytes.empty()) << "missing " << kGolden;
@@ -120,5 +126,129 @@ TEST(Golden, Version1FileStillDecodesExactly) {
     EXPECT_EQ(events[i].thread, expected[i].thread) << i;
     EXPECT_EQ(events[i].name, expected[i].name) << i;
     EXPECT_EQ(events[i].value, expected[i].value) << i;
+  }
+}
+
+namespace {
+
+const std::string kEveryKind = std::string(RINGPROF_TEST_DATA) + "/v1_every_kind.rpf";
+
+// One segment, one thread, every kind a file holds.
+std::vector<uint8_t> build_every_kind() {
+  ringprof::test::TraceBuilder b(888, 7'000'000'000ull);
+  const uint32_t t = b.thread(200, "main");
+  const uint32_t zone = b.location("forward", "model.cpp", 42);
+  const uint32_t tick = b.location("tick");
+  const uint32_t depth = b.location("queue_depth");
+  const uint32_t req = b.location("request");
+  const uint32_t window = b.location("ringprof.window.start");
+  const uint32_t pool = b.location("malloc");
+  const uint32_t key = b.location("Input Dims");
+  const uint32_t dims = b.location("[[8, 16]]");
+  b.sampler("perf_event", 99);
+  const uint32_t stack = b.stack({0x401000, 0x402000});
+  b.step(t, 7'000'000'000ull, 3);
+  b.mark(t, 7'000'000'010ull, window, 5);
+  b.begin(t, 7'000'000'100ull, zone);
+  b.arg(t, 7'000'000'110ull, key, dims);
+  b.instant(t, 7'000'000'150ull, tick);
+  b.counter(t, 7'000'000'175ull, depth, 2.5);
+  b.flow_begin(t, 7'000'000'180ull, 77, req);
+  b.flow_step(t, 7'000'000'190ull, 77);
+  b.flow_end(t, 7'000'000'195ull, 77);
+  b.alloc(t, 7'000'000'200ull, pool, 0x7f0000001000ull, 4096);
+  b.sample(t, 7'000'000'250ull, stack);
+  b.free(t, 7'000'000'300ull, pool, 0x7f0000001000ull);
+  b.end(t, 7'000'001'000ull);
+  b.flush();
+  return b.bytes();
+}
+
+struct Decoded {
+  std::vector<DecodedEvent> events;
+  std::map<uint32_t, std::string> names;  // location id -> name
+};
+
+Decoded decode_every_kind() {
+  if (std::getenv("RINGPROF_WRITE_GOLDEN")) test::write_file(kEveryKind, build_every_kind());
+  const std::vector<uint8_t> bytes = test::read_file(kEveryKind);
+  Decoded d;
+  std::vector<std::string> strings;
+  size_t off = 0;
+  while (off < bytes.size()) {
+    std::string err;
+    auto h = format::parse_frame_header({bytes.data() + off, bytes.size() - off}, &err);
+    EXPECT_TRUE(h) << err;
+    if (!h) break;
+    EXPECT_EQ(h->version, 1);
+    DecodedSegment seg;
+    EXPECT_TRUE(decode_segment(*h, {bytes.data() + off + h->header_size, h->stored_size}, strings, seg, &err)) << err;
+    for (const Location& l : seg.locations) d.names[l.id] = l.name;
+    d.events.insert(d.events.end(), seg.events.begin(), seg.events.end());
+    off += h->header_size + h->stored_size;
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST(Golden, EveryFileKindDecodesExactly) {
+  const Decoded d = decode_every_kind();
+  ASSERT_FALSE(d.events.empty()) << "missing " << kEveryKind;
+  auto name = [&](uint32_t loc) { return d.names.count(loc) ? d.names.at(loc) : std::string(); };
+  struct Want {
+    uint64_t ts;
+    EventKind kind;
+    std::string name;  // of loc (stacks: "" and loc checked apart)
+    uint64_t value;
+    uint64_t address;
+  };
+  const std::vector<Want> want = {
+      {7'000'000'000ull, EventKind::Step, "", 3, 0},
+      {7'000'000'010ull, EventKind::Mark, "ringprof.window.start", 5, 0},
+      {7'000'000'100ull, EventKind::ZoneBegin, "forward", 0, 0},
+      {7'000'000'110ull, EventKind::ZoneArg, "Input Dims", 0, 0},  // value: the text's location, below
+      {7'000'000'150ull, EventKind::Instant, "tick", 0, 0},
+      {7'000'000'175ull, EventKind::Counter, "queue_depth", double_bits(2.5), 0},
+      {7'000'000'180ull, EventKind::FlowBegin, "request", 77, 0},
+      {7'000'000'190ull, EventKind::FlowStep, "", 77, 0},
+      {7'000'000'195ull, EventKind::FlowEnd, "", 77, 0},
+      {7'000'000'200ull, EventKind::Alloc, "malloc", 4096, 0x7f0000001000ull},
+      {7'000'000'250ull, EventKind::Sample, "", 0, 0},
+      {7'000'000'300ull, EventKind::Free, "malloc", 0, 0x7f0000001000ull},
+      {7'000'001'000ull, EventKind::ZoneEnd, "", 0, 0},
+  };
+  ASSERT_EQ(d.events.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const DecodedEvent& e = d.events[i];
+    EXPECT_EQ(e.ts_ns, want[i].ts) << i;
+    EXPECT_EQ(e.kind, want[i].kind) << i;
+    EXPECT_EQ(e.thread_index, 1u) << i;
+    if (e.kind == EventKind::Sample) {
+      EXPECT_EQ(e.loc, 1u) << "the first stack's id";
+    } else {
+      EXPECT_EQ(name(e.loc), want[i].name) << i;
+    }
+    if (e.kind == EventKind::ZoneArg) {
+      EXPECT_EQ(name(static_cast<uint32_t>(e.value)), "[[8, 16]]");
+    } else {
+      EXPECT_EQ(e.value, want[i].value) << i;
+    }
+    EXPECT_EQ(e.address, want[i].address) << i;
+  }
+}
+
+// Every kind the table lets into a file has a case in the golden file, so a
+// kind added later fails here until a golden file covers it.
+TEST(Golden, EveryFileKindHasAGoldenCase) {
+  const Decoded d = decode_every_kind();
+  std::set<EventKind> seen;
+  for (const DecodedEvent& e : d.events) seen.insert(e.kind);
+  for (unsigned k = 0; k < kEventKindCount; ++k) {
+    const auto kind = static_cast<EventKind>(k);
+    if (event_kind_traits(kind).in_file)
+      EXPECT_TRUE(seen.count(kind)) << event_kind_name(kind) << " can be in a file but has no golden case";
+    else
+      EXPECT_FALSE(seen.count(kind)) << event_kind_name(kind);
   }
 }

@@ -29,7 +29,7 @@ using Decoded = test::DecodedStream;
 }
 
 struct GpuBatch {
-  testing::OwnedBatch cpu;
+  test::OwnedBatch cpu;
   std::vector<GpuActivity> gpu;
   std::vector<std::string> names{"_Z6matmulPfS_S_i", "cudaLaunchKernel", "forward", "CUPTI buffer flush"};
   std::vector<GpuDevice> devices;
@@ -236,7 +236,7 @@ TEST(GpuCodec, NameIdsTheBatchCannotDescribeBecomeNoName) {
 }
 
 TEST(GpuCodec, BatchesWithoutGpuDataHaveNoGpuTables) {
-  testing::OwnedBatch b;
+  test::OwnedBatch b;
   b.threads.push_back(ThreadInfo{1, 10, "main", 1, 0, 0, 0});
   Event e{};
   e.ts = 1000;

@@ -43,7 +43,7 @@ struct Expected {
 };
 
 TEST(MemoryCodec, AllocFreeRoundTripExactly) {
-  testing::OwnedBatch b;
+  test::OwnedBatch b;
   b.locations.push_back(Location{1, "heap", "", "", 0});
   b.locations.push_back(Location{2, "cuda", "", "", 0});
   b.locations.push_back(Location{3, "step", "train", "train.cpp", 12});
@@ -99,12 +99,12 @@ TEST(MemoryCodec, AllocFreeRoundTripExactly) {
 TEST(MemoryCodec, NoAddressColumnWithoutMemoryEvents) {
   // A segment of ordinary events must encode byte for byte as before memory
   // events existed: same size as a batch whose events carry stale p0 values.
-  testing::OwnedBatch b;
+  test::OwnedBatch b;
   b.locations.push_back(Location{1, "zone", "", "", 0});
   b.threads.push_back(ThreadInfo{1, 500, "main", 1, 0, 0, 0});
   b.events = {ev(EventKind::ZoneBegin, 10, 1, 0, 0), ev(EventKind::ZoneEnd, 20, 0, 0, 0)};
   b.runs.push_back(EventRun{1, 0, 2});
-  testing::OwnedBatch stale = b;
+  test::OwnedBatch stale = b;
   stale.events[0].p0 = 0x1234;
   stale.events[1].p0 = 0xdeadbeef;
   std::vector<uint8_t> x, y;
@@ -129,7 +129,7 @@ TEST(MemoryCodec, ManyAllocationsAcrossSegmentsAndFiles) {
   for (int f = 0; f < 2; ++f) {
     enc.start_file(session());
     for (int seg = 0; seg < 2; ++seg) {
-      testing::OwnedBatch b;
+      test::OwnedBatch b;
       b.locations.push_back(Location{1, "heap", "", "", 0});
       b.locations.push_back(Location{2, "arena", "", "", 0});
       b.threads.push_back(ThreadInfo{1, 500, "main", 1, 0, 0, 0});

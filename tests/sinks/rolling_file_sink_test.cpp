@@ -48,7 +48,7 @@ SessionInfo session() {
 // Owns what a Batch points to. Every batch uses a new location (new strings)
 // and noisy values, so frames are a few hundred bytes and do not shrink to
 // nothing under zstd.
-using BatchData = ringprof::testing::OwnedBatch;
+using BatchData = ringprof::test::OwnedBatch;
 
 class BatchMaker {
  public:

@@ -27,8 +27,8 @@ using Stream = test::DecodedStream;
   return test::decode_stream(bytes, out);
 }
 
-testing::OwnedBatch sampling_batch() {
-  testing::OwnedBatch b;
+test::OwnedBatch sampling_batch() {
+  test::OwnedBatch b;
   b.locations.push_back(Location{1, "window.begin", "", "", 0});
   // Addresses on both sides of each other, and one near the top of the
   // address space, so deltas go negative and large.
@@ -54,7 +54,7 @@ testing::OwnedBatch sampling_batch() {
 }
 
 TEST(SampleCodec, StacksModulesSamplerAndMarksRoundTrip) {
-  const testing::OwnedBatch b = sampling_batch();
+  const test::OwnedBatch b = sampling_batch();
   SegmentEncoder enc;
   enc.start_file(session());
   std::vector<uint8_t> bytes;
@@ -99,7 +99,7 @@ TEST(SampleCodec, StacksModulesSamplerAndMarksRoundTrip) {
 }
 
 TEST(SampleCodec, StatedOncePerFileAndAgainInTheNext) {
-  testing::OwnedBatch b = sampling_batch();
+  test::OwnedBatch b = sampling_batch();
   SegmentEncoder enc;
   enc.start_file(session());
   std::vector<uint8_t> file1;
@@ -135,7 +135,7 @@ TEST(SampleCodec, StatedOncePerFileAndAgainInTheNext) {
 }
 
 TEST(SampleCodec, RollbackRestatesStacksModulesAndSampler) {
-  testing::OwnedBatch b = sampling_batch();
+  test::OwnedBatch b = sampling_batch();
   SegmentEncoder enc;
   enc.start_file(session());
   std::vector<uint8_t> stored, lost;
@@ -164,7 +164,7 @@ TEST(SampleCodec, RollbackRestatesStacksModulesAndSampler) {
 }
 
 TEST(SampleCodec, UnknownStackIdIsStoredAsZero) {
-  testing::OwnedBatch b = sampling_batch();
+  test::OwnedBatch b = sampling_batch();
   b.events[0].loc = 99;  // no such stack in the batch
   SegmentEncoder enc;
   enc.start_file(session());

@@ -15,7 +15,7 @@
 #include "support/test_support.h"
 #include "support/trace_builder.h"
 
-namespace ringprof::testing {
+namespace ringprof::test {
 
 inline constexpr uint64_t kWorkloadStart = 1'000'000'000ull;
 
@@ -46,4 +46,4 @@ inline void write_exporter_workload(const std::string& path) {
   test::write_file(path, b.bytes());
 }
 
-}  // namespace ringprof::testing
+}  // namespace ringprof::test

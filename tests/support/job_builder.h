@@ -14,7 +14,7 @@
 #include "support/test_support.h"
 #include "support/trace_builder.h"
 
-namespace ringprof::testing {
+namespace ringprof::test {
 
 struct SimHost {
   std::string name;
@@ -82,4 +82,4 @@ class SimRank {
   std::vector<std::pair<std::string, uint32_t>> gpu_names_;
 };
 
-}  // namespace ringprof::testing
+}  // namespace ringprof::test

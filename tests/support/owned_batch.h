@@ -9,7 +9,7 @@
 
 #include "ringprof/sink.h"
 
-namespace ringprof::testing {
+namespace ringprof::test {
 
 struct OwnedBatch {
   std::vector<Event> events;
@@ -37,4 +37,4 @@ struct OwnedBatch {
   }
 };
 
-}  // namespace ringprof::testing
+}  // namespace ringprof::test

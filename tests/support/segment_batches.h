@@ -15,7 +15,7 @@
 namespace ringprof::test {
 
 // Owns everything a Batch points to, with builders for hand-made events.
-struct BatchData : ringprof::testing::OwnedBatch {
+struct BatchData : ringprof::test::OwnedBatch {
   void add_location(std::string name, std::string function, std::string file, uint32_t line) {
     locations.push_back(Location{static_cast<uint32_t>(locations.size() + 1), std::move(name), std::move(function),
                                  std::move(file), line});

@@ -15,7 +15,7 @@
 #include "ringprof/segment_codec.h"
 #include "ringprof/sink.h"
 
-namespace ringprof::testing {
+namespace ringprof::test {
 
 class TraceBuilder {
  public:
@@ -226,4 +226,4 @@ class TraceBuilder {
   std::vector<size_t> frame_offsets_;
 };
 
-}  // namespace ringprof::testing
+}  // namespace ringprof::test

@@ -17,7 +17,7 @@ namespace ringprof {
 namespace {
 
 using nlohmann::json;
-using testing::TraceBuilder;
+using test::TraceBuilder;
 
 constexpr uint64_t T = 1'000'000'000ull;  // 1 s on CLOCK_MONOTONIC: ts 1000000.000 us
 
@@ -39,7 +39,7 @@ std::vector<json> with_ph(const json& doc, const std::string& ph) {
 }
 
 // The shared workload (support/exporter_workload.h says what it holds).
-void write_workload(const std::string& path) { testing::write_exporter_workload(path); }
+void write_workload(const std::string& path) { test::write_exporter_workload(path); }
 
 TEST(ChromeTrace, EveryEventFieldByField) {
   test::TempDir dir;

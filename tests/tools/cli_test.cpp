@@ -16,7 +16,7 @@
 namespace ringprof {
 namespace {
 
-using testing::TraceBuilder;
+using test::TraceBuilder;
 constexpr uint64_t T = 1'000'000'000ull;
 
 test::CommandResult cli(const std::string& args) { return test::run_command(std::string(RINGPROF_CLI) + " " + args); }

@@ -29,7 +29,7 @@ class Recording {
  public:
   Recording() : b_(4242, 1'000'000'000) { th_ = b_.thread(kTid, "trainer"); }
 
-  testing::TraceBuilder& builder() { return b_; }
+  test::TraceBuilder& builder() { return b_; }
   uint32_t thread() const { return th_; }
 
   uint32_t loc(const std::string& name) {
@@ -107,7 +107,7 @@ class Recording {
   }
 
  private:
-  testing::TraceBuilder b_;
+  test::TraceBuilder b_;
   uint32_t th_ = 0;
   std::map<std::string, uint32_t> locs_;
   std::map<std::string, uint32_t> gpu_names_;
@@ -550,7 +550,7 @@ TEST(FindingsCommExposed, JustUnderTenPercentIsQuiet) {
 TEST(FindingsCommExposed, NamesTheRanksOfTheRanksReport) {
   test::TempDir dir;
   for (int k = 0; k < 2; ++k) {
-    testing::SimRank r({"node", 1'000'000'000ull, 0}, 100 + k, k, 2, "job7");
+    test::SimRank r({"node", 1'000'000'000ull, 0}, 100 + k, k, 2, "job7");
     for (uint64_t s = 0; s <= 10; ++s) {
       const uint64_t t = 10 * kMs + s * kMs;
       r.step(t, s);

@@ -129,7 +129,7 @@ struct GpuTrace {
 };
 
 void write_trace(GpuTrace& t) {
-  testing::TraceBuilder b(4242, kBase);
+  test::TraceBuilder b(4242, kBase);
   const uint32_t th = b.thread(100, "trainer");
   const uint32_t step = b.location("train_step"), fwd = b.location("forward"), mm = b.location("matmul_op"),
                  bwd = b.location("backward");
@@ -286,7 +286,7 @@ TEST(GpuTableTest, SelfGpuAndGpuTotalPerZone) {
 
 TEST(GpuTableTest, NoGpuColumnsWithoutGpuRecords) {
   test::TempDir dir;
-  testing::TraceBuilder b;
+  test::TraceBuilder b;
   const uint32_t th = b.thread(1, "main");
   b.begin(th, us(1), b.location("z"));
   b.end(th, us(2));

@@ -13,7 +13,7 @@
 namespace ringprof {
 namespace {
 
-using testing::TraceBuilder;
+using test::TraceBuilder;
 constexpr uint64_t T = 1'000'000'000ull;
 
 // Three segments, seven events:

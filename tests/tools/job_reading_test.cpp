@@ -19,7 +19,7 @@
 namespace ringprof {
 namespace {
 
-using testing::TraceBuilder;
+using test::TraceBuilder;
 constexpr uint64_t T = 1'000'000'000ull;
 
 // Ranks 2, 0 and 1 (pids 300, 100, 200) on two hosts, each in its own

@@ -41,7 +41,7 @@ constexpr uint64_t T = 1'000'000'000ull;  // the builder's process start
 //   3000 forward { 3100 alloc heap A000 200 } live at the end (address reused)
 // Writes the trace into `dir`; returns the file's path.
 std::string memory_trace(const test::TempDir& dir) {
-  testing::TraceBuilder b;
+  test::TraceBuilder b;
   const uint32_t heap = b.location("heap"), arena = b.location("arena");
   const uint32_t step = b.location("step"), forward = b.location("forward"), backward = b.location("backward");
   const uint32_t main = b.thread(100, "main"), worker = b.thread(101, "worker");
@@ -106,7 +106,7 @@ TEST(MemoryTable, SelfMemAndMemPerZone) {
 }
 
 TEST(MemoryTable, NoMemoryColumnsWithoutMemoryEvents) {
-  testing::TraceBuilder b;
+  test::TraceBuilder b;
   const uint32_t z = b.location("z");
   const uint32_t th = b.thread(1, "t");
   b.begin(th, T + 10, z);

@@ -33,7 +33,7 @@ constexpr int kCallsPerStep = 10;
 // draws the same durations: a recipe that only scales "matmul" differs from
 // its base in that zone's work alone.
 std::string record(const test::TempDir& dir, const std::string& name, const Recipe& r) {
-  testing::TraceBuilder b(4242, 1'000'000'000);
+  test::TraceBuilder b(4242, 1'000'000'000);
   const uint32_t a = b.location(r.zone_a), l = b.location(r.zone_b);
   const uint32_t th = b.thread(100, "main");
   const uint32_t gemm = b.gpu_name("gemm_kernel");

@@ -23,7 +23,7 @@ namespace ringprof {
 namespace {
 
 namespace pf = ::ringprof::perfetto;
-using testing::TraceBuilder;
+using test::TraceBuilder;
 
 constexpr uint64_t T = 1'000'000'000ull;
 
@@ -223,7 +223,7 @@ std::string convert(const std::vector<std::string>& paths, const PerfettoTraceOp
 }
 
 // The shared workload (support/exporter_workload.h says what it holds).
-void write_workload(const std::string& path) { testing::write_exporter_workload(path); }
+void write_workload(const std::string& path) { test::write_exporter_workload(path); }
 
 // Slices on a track as "name[begin,end]" from its begin/end events, nested
 // by a stack as trace_processor nests them; "!" marks an end with no begin.

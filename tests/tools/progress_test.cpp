@@ -103,7 +103,7 @@ TEST(Progress, FedByTheReader) {
   test::TempDir dir;
   uint64_t total = 0;
   for (const char* name : {"a.rpf", "b.rpf"}) {
-    testing::TraceBuilder b(name[0] == 'a' ? 1 : 2);
+    test::TraceBuilder b(name[0] == 'a' ? 1 : 2);
     const uint32_t th = b.thread(7, "main");
     const uint32_t work = b.location("work");
     for (uint64_t k = 0; k < 3; ++k) {

@@ -18,8 +18,8 @@
 namespace ringprof {
 namespace {
 
-using testing::SimHost;
-using testing::SimRank;
+using test::SimHost;
+using test::SimRank;
 constexpr uint64_t kUs = 1000;
 constexpr uint64_t kMs = 1000 * kUs;
 
@@ -561,7 +561,7 @@ RankScan scan_one_rank(SimRank& rank, const test::TempDir& dir) {
 TEST(RankScan, ZonesOfOtherThreadsAndZonesWithoutAnEnd) {
   test::TempDir dir;
   SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
-  testing::TraceBuilder& b = rank.builder();
+  test::TraceBuilder& b = rank.builder();
   const uint32_t worker = b.thread(101, "worker"), comm = b.thread(102, "comm");
   const uint32_t work = rank.loc("work"), main_zone = rank.loc("main_part"), reduce = rank.loc("gloo:all_reduce");
   const uint64_t z = 10 * kMs;
@@ -606,7 +606,7 @@ TEST(RankScan, ZonesOfOtherThreadsAndZonesWithoutAnEnd) {
 TEST(RankScan, TimeInZonesIsTheUnionOverThreadsInBoundedMemory) {
   test::TempDir dir;
   SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
-  testing::TraceBuilder& b = rank.builder();
+  test::TraceBuilder& b = rank.builder();
   const uint32_t worker = b.thread(101, "worker");
   const uint32_t outer = rank.loc("outer"), child = rank.loc("child"), other = rank.loc("other");
   constexpr uint64_t kSteps = 100'000, kRound = 1000;
@@ -658,7 +658,7 @@ TEST(RankScan, TimeInZonesIsTheUnionOverThreadsInBoundedMemory) {
 TEST(RankScan, AZoneLongerThanTheSettledMarginCountsFromThereOn) {
   test::TempDir dir;
   SimRank rank({"node", 1'000'000'000ull, 0}, 100, 0, 1, "job1");
-  testing::TraceBuilder& b = rank.builder();
+  test::TraceBuilder& b = rank.builder();
   const uint32_t worker = b.thread(101, "worker"), epoch_thread = b.thread(102, "epoch");
   const uint32_t main_zone = rank.loc("main_part"), work = rank.loc("work"), epoch = rank.loc("epoch");
   constexpr uint64_t kSteps = 80'000;

@@ -24,7 +24,7 @@
 namespace ringprof {
 namespace {
 
-using testing::SimRank;
+using test::SimRank;
 constexpr uint64_t kUs = 1000;
 
 std::string write_recording(test::TempDir& dir) {
@@ -121,7 +121,7 @@ TEST(Report, SelfContainedPageWhoseDataEqualsTheTables) {
 constexpr uint64_t T = 5'000'000'000ull;
 
 std::string write_detailed(test::TempDir& dir) {
-  testing::TraceBuilder b(777, T - 1'000'000);
+  test::TraceBuilder b(777, T - 1'000'000);
   const uint32_t main_t = b.thread(100, "main"), small = b.thread(101, "small");
   const uint32_t run = b.location("run"), tick = b.location("tick"), blip = b.location("blip"), heap = b.location("heap");
   b.begin(main_t, T, run);  // the range's first event
@@ -257,7 +257,7 @@ TEST(Report, MemorySamplesGpuOverTimeAndTimelineAreExact) {
 // cover; only the 8 busiest GPUs get a lane.
 TEST(Report, TimelineCoversShortZonesAndKeepsTheBusiestGpus) {
   test::TempDir dir;
-  testing::TraceBuilder b(778, T - 1'000'000);
+  test::TraceBuilder b(778, T - 1'000'000);
   const uint32_t main_t = b.thread(100, "main"), server = b.thread(102, "server");
   const uint32_t run = b.location("run"), req = b.location("request");
   b.begin(main_t, T, run);
@@ -305,7 +305,7 @@ TEST(Report, TimelineCoversShortZonesAndKeepsTheBusiestGpus) {
 // `ringprof info` words them, the window paired by id, times from the first event.
 TEST(Report, OverviewListsLevelsAndWindows) {
   test::TempDir dir;
-  testing::TraceBuilder b(779, T - 1'000'000);
+  test::TraceBuilder b(779, T - 1'000'000);
   const uint32_t app = b.thread(100, "app");
   const uint32_t run = b.location("run"), mode = b.location(kMarkMode), trig = b.location(kMarkTrigger),
                  begin = b.location(kMarkWindowBegin), end = b.location(kMarkWindowEnd);

@@ -95,7 +95,7 @@ uint64_t addr(const void* fn, uint64_t offset) { return reinterpret_cast<uint64_
 class SampleOutputs : public ::testing::Test {
  protected:
   void SetUp() override {
-    testing::TraceBuilder b(4242, 1'000'000'000);
+    test::TraceBuilder b(4242, 1'000'000'000);
     const ModuleInfo exe = main_program();
     ASSERT_FALSE(exe.path.empty());
     ASSERT_FALSE(exe.build_id.empty()) << "the test program has no GNU build ID";
@@ -355,7 +355,7 @@ TEST_F(SampleOutputs, InfoReportsTheSamplerSamplesAndLosses) {
 // it ran at, then that it ended, not a sampler that never ran.
 TEST(SamplerInfo, ShowsTheRateItRanAtNotTheStateStopLeft) {
   test::TempDir dir;
-  testing::TraceBuilder b(4243, 1'000'000'000);
+  test::TraceBuilder b(4243, 1'000'000'000);
   b.sampler("perf_event", 250);
   const uint32_t stack = b.stack({0x1234});
   const uint32_t th = b.thread(200, "main");

@@ -19,7 +19,7 @@
 namespace ringprof {
 namespace {
 
-using testing::TraceBuilder;
+using test::TraceBuilder;
 constexpr uint64_t T = 1'000'000'000ull;
 constexpr uint64_t kUs = 1000;
 using V = std::vector<std::string>;

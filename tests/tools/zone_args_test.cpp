@@ -32,7 +32,7 @@
 namespace ringprof {
 namespace {
 
-using testing::TraceBuilder;
+using test::TraceBuilder;
 constexpr uint64_t T = 1'000'000'000ull;
 constexpr uint64_t kUs = 1000;
 

@@ -63,7 +63,6 @@ enum class EventKind : uint8_t {
                      // `const char*` with static storage. In the file: loc = the
                      // key (a location), value = the value text's location id.
 };
-inline constexpr uint8_t kEventKindCount = 16;
 
 // How p0 of an event names it.
 enum class NameRef : uint8_t {
@@ -99,53 +98,79 @@ constexpr uint32_t sample_frame_slots(std::size_t frames) noexcept {
   return static_cast<uint32_t>((frames * sizeof(uint64_t) + sizeof(Event) - 1) / sizeof(Event));
 }
 
-// Kinds the drainer writes to the file as events, one per ring record.
-// ThreadName becomes thread metadata, Continuation slots belong to the record
-// before them, and samples reach the file through the drainer's sampling path.
-constexpr bool kind_goes_to_file(EventKind k) noexcept {
+// Every property of an event kind, in one place: the recorder, the codec, the
+// crash path and the tools ask this table instead of listing kinds. Each kind
+// gets its row from a switch without `default:`, so a kind added to the enum
+// without a row is a build error (-Wswitch, -Werror), and the static_assert
+// below fails until kEventKindCount counts it.
+struct EventKindTraits {
+  const char* name;        // as `ringprof info` prints it; null: not a kind
+  bool ring_record;        // the drainer writes it to the file as one event per ring record
+  bool in_file;            // may appear in a segment's event columns (ring records and samples)
+  bool in_crash_segment;   // a crash flush writes it (that format has one name per event, no address)
+  bool has_location;       // `loc` names the event in the file (a location id)
+  bool has_value;          // carries p1 in the file
+  bool value_is_location;  // the value is a location id too (a second name)
+  bool is_memory;          // carries an address (p0 in a ring, its own column in the file)
+  bool has_stack;          // `loc` is a stack id (StackTrace::id) in the file
+};
+
+constexpr EventKindTraits event_kind_traits(EventKind k) noexcept {
+  //                                     name            ring   file   crash  loc    value  vloc   mem    stack
   switch (k) {
-    case EventKind::ZoneBegin:
-    case EventKind::ZoneEnd:
-    case EventKind::Instant:
-    case EventKind::Counter:
-    case EventKind::FlowBegin:
-    case EventKind::FlowStep:
-    case EventKind::FlowEnd:
-    case EventKind::Step:
-    case EventKind::Mark:
-    case EventKind::Alloc:
-    case EventKind::Free:
-    case EventKind::ZoneArg: return true;
-    case EventKind::None:
-    case EventKind::ThreadName:
-    case EventKind::Continuation:
-    case EventKind::Sample: return false;
+    case EventKind::None:         return {"none",         false, false, false, false, false, false, false, false};
+    case EventKind::ZoneBegin:    return {"zone_begin",   true,  true,  true,  true,  false, false, false, false};
+    case EventKind::ZoneEnd:      return {"zone_end",     true,  true,  true,  false, false, false, false, false};
+    case EventKind::Instant:      return {"instant",      true,  true,  true,  true,  false, false, false, false};
+    case EventKind::Counter:      return {"counter",      true,  true,  true,  true,  true,  false, false, false};
+    case EventKind::FlowBegin:    return {"flow_begin",   true,  true,  true,  true,  true,  false, false, false};
+    case EventKind::FlowStep:     return {"flow_step",    true,  true,  true,  false, true,  false, false, false};
+    case EventKind::FlowEnd:      return {"flow_end",     true,  true,  true,  false, true,  false, false, false};
+    case EventKind::Step:         return {"step",         true,  true,  true,  false, true,  false, false, false};
+    // Becomes thread metadata in the drainer.
+    case EventKind::ThreadName:   return {"thread_name",  false, false, false, false, false, false, false, false};
+    // Slots that belong to the record before them.
+    case EventKind::Continuation: return {"continuation", false, false, false, false, false, false, false, false};
+    // Reaches the file through the drainer's sampling path, not as a ring
+    // record; left out of crash flushes (no stack table there).
+    case EventKind::Sample:       return {"sample",       false, true,  false, false, false, false, false, true};
+    case EventKind::Mark:         return {"mark",         true,  true,  true,  true,  true,  false, false, false};
+    // Memory events and zone arguments stay out of crash flushes: a pool name
+    // needs the pool table and an address column, an argument two names.
+    case EventKind::Alloc:        return {"alloc",        true,  true,  false, true,  true,  false, true,  false};
+    case EventKind::Free:         return {"free",         true,  true,  false, true,  true,  false, true,  false};
+    case EventKind::ZoneArg:      return {"zone_arg",     true,  true,  false, true,  true,  true,  false, false};
   }
-  return false;
+  return {nullptr, false, false, false, false, false, false, false, false};  // a byte from a damaged file
 }
 
-// Kinds whose `loc` names the event in the file (a location id).
-constexpr bool kind_has_location(EventKind k) noexcept {
-  return k == EventKind::ZoneBegin || k == EventKind::Instant || k == EventKind::Counter ||
-         k == EventKind::FlowBegin || k == EventKind::Mark || k == EventKind::Alloc || k == EventKind::Free ||
-         k == EventKind::ZoneArg;
+inline constexpr uint8_t kEventKindCount = 16;
+
+namespace internal {
+constexpr bool event_kind_table_is_complete() noexcept {
+  for (unsigned k = 0; k < kEventKindCount; ++k)
+    if (event_kind_traits(static_cast<EventKind>(k)).name == nullptr) return false;
+  return event_kind_traits(static_cast<EventKind>(kEventKindCount)).name == nullptr;
+}
+}  // namespace internal
+static_assert(internal::event_kind_table_is_complete(),
+              "kEventKindCount must count exactly the kinds event_kind_traits() describes");
+
+// A kind byte read from outside (a file): known, and allowed where it is read.
+constexpr bool valid_file_kind(uint8_t k) noexcept {
+  return k < kEventKindCount && event_kind_traits(static_cast<EventKind>(k)).in_file;
+}
+constexpr bool valid_crash_kind(uint8_t k) noexcept {
+  return k < kEventKindCount && event_kind_traits(static_cast<EventKind>(k)).in_crash_segment;
 }
 
-// Memory events: they carry an address (p0 in a ring, its own column in the file).
-constexpr bool kind_is_memory(EventKind k) noexcept { return k == EventKind::Alloc || k == EventKind::Free; }
-
-// Kinds whose `loc` is a stack id (StackTrace::id) in the file.
-constexpr bool kind_has_stack(EventKind k) noexcept { return k == EventKind::Sample; }
-
-// Kinds that carry p1 in the file.
-constexpr bool kind_has_value(EventKind k) noexcept {
-  return k == EventKind::Counter || k == EventKind::FlowBegin || k == EventKind::FlowStep ||
-         k == EventKind::FlowEnd || k == EventKind::Step || k == EventKind::Mark || k == EventKind::Alloc ||
-         k == EventKind::Free || k == EventKind::ZoneArg;
-}
-
-// Kinds whose value is a location id too (a second name: an argument's text).
-constexpr bool kind_value_is_location(EventKind k) noexcept { return k == EventKind::ZoneArg; }
+// The predicates the code reads best with, all from the table.
+constexpr bool kind_is_ring_record(EventKind k) noexcept { return event_kind_traits(k).ring_record; }
+constexpr bool kind_has_location(EventKind k) noexcept { return event_kind_traits(k).has_location; }
+constexpr bool kind_is_memory(EventKind k) noexcept { return event_kind_traits(k).is_memory; }
+constexpr bool kind_has_stack(EventKind k) noexcept { return event_kind_traits(k).has_stack; }
+constexpr bool kind_has_value(EventKind k) noexcept { return event_kind_traits(k).has_value; }
+constexpr bool kind_value_is_location(EventKind k) noexcept { return event_kind_traits(k).value_is_location; }
 
 inline uint64_t double_bits(double v) noexcept {
   uint64_t b;
@@ -158,6 +183,9 @@ inline double bits_double(uint64_t b) noexcept {
   return v;
 }
 
-const char* event_kind_name(EventKind k) noexcept;
+constexpr const char* event_kind_name(EventKind k) noexcept {
+  const char* name = event_kind_traits(k).name;
+  return name ? name : "unknown";
+}
 
 }  // namespace ringprof

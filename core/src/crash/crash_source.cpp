@@ -15,14 +15,10 @@ namespace {
 LiveCrashSource g_source;
 char g_inline_name[kMaxInlineName];  // one run-time name at a time (only the crash flusher runs here)
 
-// Memory events (Alloc/Free) are left out of a crash flush: their pool names
-// would need the pool table, and the crash segment format has no address field.
-// Zone arguments (ZoneArg) too: the crash format names an event once, and an
-// argument needs two names (key and value).
+// Which ring records a crash flush writes: the kind table says (memory
+// events and zone arguments stay out, see ringprof/event.h).
 bool file_kind(EventKind k) noexcept {
-  const auto v = static_cast<uint8_t>(k);
-  return (v >= static_cast<uint8_t>(EventKind::ZoneBegin) && v <= static_cast<uint8_t>(EventKind::Step)) ||
-         k == EventKind::Mark;
+  return event_kind_traits(k).ring_record && event_kind_traits(k).in_crash_segment;
 }
 
 size_t c_strlen(const char* s) noexcept { return s ? std::strlen(s) : 0; }

@@ -538,7 +538,7 @@ void Drainer::drain_ring(ThreadState& t) {
       out.extra = 0;
       if (!kind_has_value(e.kind)) out.p1 = 0;  // producers leave it stale
       i += 1 + extra;
-      if (!kind_goes_to_file(e.kind)) continue;
+      if (!kind_is_ring_record(e.kind)) continue;
       events_.push_back(out);
       ++run.count;
       batch_first_ns_ = std::min(batch_first_ns_, out.ts);

@@ -246,10 +246,7 @@ bool decode(std::span<const uint8_t> payload, DecodedSegment& out, std::string* 
     } else if (tag == format::kCrashTagEvent) {
       DecodedEvent e;
       const uint8_t kind = r.get<uint8_t>();
-      if (kind >= kEventKindCount || kind == static_cast<uint8_t>(EventKind::Continuation) ||
-          kind == static_cast<uint8_t>(EventKind::ThreadName) || kind == static_cast<uint8_t>(EventKind::Sample) ||
-          kind == 0)
-        return fail("bad event kind " + std::to_string(kind));
+      if (!valid_crash_kind(kind)) return fail("bad event kind " + std::to_string(kind));
       e.kind = static_cast<EventKind>(kind);
       e.thread_index = r.get<uint32_t>();
       e.ts_ns = r.get<uint64_t>();

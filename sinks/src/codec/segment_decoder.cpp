@@ -235,9 +235,7 @@ bool decode_events(const fb::Segment& seg, const format::FrameHeader& header, De
     for (uint32_t k = 0; k < run_count[r]; ++k, ++i) {
       DecodedEvent e;
       const uint8_t kind = kinds[i];
-      if (kind >= kEventKindCount || kind == static_cast<uint8_t>(EventKind::Continuation) ||
-          kind == static_cast<uint8_t>(EventKind::ThreadName))
-        return fail(error, "bad event kind " + std::to_string(kind));
+      if (!valid_file_kind(kind)) return fail(error, "bad event kind " + std::to_string(kind));
       e.kind = static_cast<EventKind>(kind);
       e.thread_index = run_thread[r];
       uint64_t v = 0;

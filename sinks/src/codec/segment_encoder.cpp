@@ -261,11 +261,9 @@ __attribute__((flatten)) uint32_t SegmentEncoder::State::encode_events(const Bat
     uint64_t prev_address = 0;
     for (size_t i = run.begin; i < end; ++i) {
       const Event& e = batch.events[i];
-      // The drainer consumes these before a batch is formed; a file must
+      // The drainer consumes the others before a batch is formed; a file must
       // never hold them (the decoder rejects them).
-      if (e.kind == EventKind::Continuation || e.kind == EventKind::ThreadName ||
-          static_cast<uint8_t>(e.kind) >= kEventKindCount)
-        continue;
+      if (!valid_file_kind(static_cast<uint8_t>(e.kind))) continue;
       kinds.push_back(static_cast<uint8_t>(e.kind));
       // Wrapping subtraction, reinterpreted as signed: out-of-order events
       // give a small negative delta, which zigzag keeps short.

@@ -130,15 +130,10 @@ class ChromeTraceWriter final : public SegmentVisitor {
   }
 
   void on_event(const DecodedEvent& e) {
-    switch (e.kind) {
-      case EventKind::ZoneBegin:
-      case EventKind::ZoneEnd:
-        zones_.add(e);
-        return;
-      default:
-        zones_.add(e);  // keeps the thread's last timestamp for unterminated zones
-        break;
-    }
+    // Every event goes to the zone tracker (the thread's last timestamp ends
+    // its unterminated zones); zones themselves are written by it.
+    zones_.add(e);
+    if (e.kind == EventKind::ZoneBegin || e.kind == EventKind::ZoneEnd) return;
     if (!window_.contains(e.ts_ns) || !threads_.matches(*process_, e.thread_index)) return;
     const uint32_t tid = process_->tid_of(e.thread_index);
     switch (e.kind) {
@@ -180,8 +175,15 @@ class ChromeTraceWriter final : public SegmentVisitor {
       case EventKind::Mark:
         on_mark(e, tid);
         break;
-      default:
-        break;  // None, ThreadName, Continuation never reach a file
+      case EventKind::ZoneBegin:
+      case EventKind::ZoneEnd:
+      case EventKind::ZoneArg:  // the zone tracker writes zones with their arguments
+      case EventKind::Alloc:
+      case EventKind::Free:     // the memory counter tracks
+      case EventKind::None:
+      case EventKind::ThreadName:
+      case EventKind::Continuation:  // these three never reach a file
+        break;
     }
   }
 

@@ -311,7 +311,17 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       case EventKind::Alloc:
       case EventKind::Free:
         return;  // the memory counter tracks (on_memory)
-      default:
+      case EventKind::Instant:
+      case EventKind::Counter:
+      case EventKind::FlowBegin:
+      case EventKind::FlowStep:
+      case EventKind::FlowEnd:
+      case EventKind::Step:
+      case EventKind::Mark:
+      case EventKind::Sample:
+      case EventKind::None:
+      case EventKind::ThreadName:
+      case EventKind::Continuation:
         break;
     }
     if (e.kind == EventKind::Mark && classify_mark(process_->location_name(e.loc)) == MarkClass::Drops)
@@ -386,8 +396,16 @@ class PerfettoTraceWriter final : public SegmentVisitor {
         annotations = a.bytes();
         break;
       }
-      default:
-        return;  // None, ThreadName, Continuation never reach a file
+      case EventKind::ZoneBegin:
+      case EventKind::ZoneEnd:
+      case EventKind::ZoneArg:
+      case EventKind::Alloc:
+      case EventKind::Free:  // handled above
+      case EventKind::Sample:  // the sample packets (before this function)
+      case EventKind::None:
+      case EventKind::ThreadName:
+      case EventKind::Continuation:  // never reach a file
+        return;
     }
     f.annotations = annotations;
     w_.event(t.seq, e.ts_ns, f, &interned);

@@ -219,7 +219,20 @@ void FactsCollector::segment(const SegmentView& view) {
           t.samples.pop_front();
         }
         continue;
-      default: break;
+      case EventKind::Instant:
+      case EventKind::Counter:
+      case EventKind::FlowBegin:
+      case EventKind::FlowStep:
+      case EventKind::FlowEnd:
+      case EventKind::Step:
+      case EventKind::Mark:
+      case EventKind::Alloc:
+      case EventKind::Free:
+      case EventKind::ZoneArg:
+      case EventKind::None:
+      case EventKind::ThreadName:
+      case EventKind::Continuation:
+        break;
     }
     t.position = std::max(t.position, e.ts_ns);
     m.settle_samples(t);

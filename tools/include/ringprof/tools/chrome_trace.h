@@ -1,4 +1,4 @@
-// ringprof/chrome_trace.h — ringprof files to Chrome trace JSON (the Trace
+// ringprof/tools/chrome_trace.h — ringprof files to Chrome trace JSON (the Trace
 // Event Format that the Perfetto UI and chrome://tracing open).
 //
 // Mapping: a zone is a complete event "X" (emitted when it closes, args file

@@ -1,4 +1,4 @@
-// ringprof/diff_stats.h — the statistics behind `ringprof diff`: is a set of
+// ringprof/tools/diff_stats.h — the statistics behind `ringprof diff`: is a set of
 // durations (or a share of samples) different between two recordings, by how
 // much, and how sure is that.
 //

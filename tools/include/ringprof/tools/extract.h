@@ -1,4 +1,4 @@
-// ringprof/extract.h — post-incident extraction: the events of a time window
+// ringprof/tools/extract.h — post-incident extraction: the events of a time window
 // copied out of a rolling directory into files that decode alone.
 //
 // Every segment is decoded and the events inside the window (both ends

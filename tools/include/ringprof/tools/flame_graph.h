@@ -1,4 +1,4 @@
-// ringprof/flame_graph.h — samples as collapsed ("folded") stacks: one line
+// ringprof/tools/flame_graph.h — samples as collapsed ("folded") stacks: one line
 // per distinct stack, frames from the root to the leaf joined by ';', a space
 // and the sample count. flamegraph.pl, speedscope and inferno read it.
 //

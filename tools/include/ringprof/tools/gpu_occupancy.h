@@ -1,4 +1,4 @@
-// ringprof/gpu_occupancy.h — how full a kernel keeps the GPU, from its launch
+// ringprof/tools/gpu_occupancy.h — how full a kernel keeps the GPU, from its launch
 // configuration and the device's limits (the CUDA occupancy calculation).
 //
 // Theoretical occupancy: how many blocks of the kernel fit on one SM at once,

@@ -1,4 +1,4 @@
-// ringprof/gpu_summary.h — what `ringprof gpu` reports: per device, how busy
+// ringprof/tools/gpu_summary.h — what `ringprof gpu` reports: per device, how busy
 // the GPU was and how well kernels filled it; a table of kernels; copy
 // bandwidth by direction; and what the GPU source lost.
 //

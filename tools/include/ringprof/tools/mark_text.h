@@ -1,4 +1,4 @@
-// ringprof/mark_text.h — operational marks (ringprof/ops.h) in words, for
+// ringprof/tools/mark_text.h — operational marks (ringprof/ops.h) in words, for
 // `ringprof info` and the Chrome trace.
 #pragma once
 

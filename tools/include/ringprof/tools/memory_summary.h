@@ -1,4 +1,4 @@
-// ringprof/memory_summary.h — what `ringprof memory` reports from the
+// ringprof/tools/memory_summary.h — what `ringprof memory` reports from the
 // Alloc/Free events of the detailed level (ringprof/memory.h): per pool the
 // traffic and the peak, the zones that allocate most, and what is still
 // allocated at the end of the window, by the zone that allocated it.

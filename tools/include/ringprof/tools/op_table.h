@@ -1,4 +1,4 @@
-// ringprof/op_table.h — per-name zone aggregates, in the manner of
+// ringprof/tools/op_table.h — per-name zone aggregates, in the manner of
 // torch.profiler's key_averages().table().
 //
 // For every zone name: calls, total (inclusive) time, self time (total minus

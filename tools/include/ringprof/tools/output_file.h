@@ -1,4 +1,4 @@
-// ringprof/output_file.h — where a tool writes its output: a file, a gzip
+// ringprof/tools/output_file.h — where a tool writes its output: a file, a gzip
 // file (when the name ends in ".gz"), or stdout ("-"), behind one
 // std::ostream so writers do not care which.
 #pragma once

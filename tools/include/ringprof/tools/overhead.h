@@ -1,4 +1,4 @@
-// ringprof/overhead.h — `ringprof overhead -- CMD ARGS…`: what profiling
+// ringprof/tools/overhead.h — `ringprof overhead -- CMD ARGS…`: what profiling
 // costs a program, measured by running it.
 //
 // The command runs `runs` times at each level (after `warmup` runs per level

@@ -1,4 +1,4 @@
-// ringprof/perf_diff.h — `ringprof diff BASE HEAD`: what got slower (or
+// ringprof/tools/perf_diff.h — `ringprof diff BASE HEAD`: what got slower (or
 // faster) between two recordings, and by how much, with the statistics of
 // diff_stats.h.
 //

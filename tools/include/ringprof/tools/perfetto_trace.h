@@ -1,4 +1,4 @@
-// ringprof/perfetto_trace.h — ringprof files to a Perfetto trace (the
+// ringprof/tools/perfetto_trace.h — ringprof files to a Perfetto trace (the
 // protobuf format the Perfetto UI and trace_processor read natively;
 // schemas/perfetto_trace.proto states the subset written).
 //

@@ -1,4 +1,4 @@
-// ringprof/pprof_export.h — samples in the pprof profile.proto format, which
+// ringprof/tools/pprof_export.h — samples in the pprof profile.proto format, which
 // go tool pprof, Pyroscope, Parca and Perfetto read.
 //
 // Two sample values: samples/count and cpu/nanoseconds (count × the period the

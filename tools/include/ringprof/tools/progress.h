@@ -1,4 +1,4 @@
-// ringprof/progress.h — how far a long read has got, on one line of a
+// ringprof/tools/progress.h — how far a long read has got, on one line of a
 // terminal.
 //
 // The reader (trace_reader.h) feeds it bytes and files as it advances; the

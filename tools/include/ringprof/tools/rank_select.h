@@ -1,4 +1,4 @@
-// ringprof/rank_select.h — the `--rank LIST` selection every command that
+// ringprof/tools/rank_select.h — the `--rank LIST` selection every command that
 // reads PATH... shares: keep the files of the processes whose rank is in the
 // list, as their files first state it (ringprof/rank.h), and nothing else of
 // a distributed job. Ranks are numbers: with files of two jobs, both jobs'

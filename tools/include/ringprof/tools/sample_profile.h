@@ -1,4 +1,4 @@
-// ringprof/sample_profile.h — the CPU stack samples of a trace, counted per
+// ringprof/tools/sample_profile.h — the CPU stack samples of a trace, counted per
 // (process, thread, stack), for the flame, pprof and table --samples outputs.
 //
 // Reading streams the files as every command does; what is kept is one

@@ -1,4 +1,4 @@
-// ringprof/sample_table.h — `ringprof table --samples`: functions by their
+// ringprof/tools/sample_table.h — `ringprof table --samples`: functions by their
 // share of CPU samples, as perf report and pprof -top show them.
 //
 // Self: samples whose innermost frame is the function. Total: samples with the

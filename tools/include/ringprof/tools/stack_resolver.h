@@ -1,4 +1,4 @@
-// ringprof/stack_resolver.h — recorded stacks to named frames, offline.
+// ringprof/tools/stack_resolver.h — recorded stacks to named frames, offline.
 //
 // A Sample event names a stack id; the process's files hold the stack's raw
 // addresses and the modules that were loaded. The resolver finds each

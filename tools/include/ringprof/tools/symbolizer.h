@@ -1,4 +1,4 @@
-// ringprof/symbolizer.h — turns addresses from CPU stack samples into function
+// ringprof/tools/symbolizer.h — turns addresses from CPU stack samples into function
 // names and source lines, offline, from the ELF files and DWARF of the modules
 // the profile recorded. The flame-graph, pprof and table outputs call it.
 //

@@ -1,4 +1,4 @@
-// ringprof/thread_filter.h — the `--thread NAME_OR_TID` selection every
+// ringprof/tools/thread_filter.h — the `--thread NAME_OR_TID` selection every
 // command shares: a thread matches by its latest name, or by its kernel tid
 // when the text is a decimal number. An empty filter selects every thread.
 #pragma once

@@ -1,4 +1,4 @@
-// ringprof/time_window.h — time arithmetic the tools share: parsing the
+// ringprof/tools/time_window.h — time arithmetic the tools share: parsing the
 // durations users type (--from 2.5s, --last 500ms), resolving a window against
 // a trace's time range, and printing nanoseconds as microseconds.
 //

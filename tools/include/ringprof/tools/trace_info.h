@@ -1,4 +1,4 @@
-// ringprof/trace_info.h — what `ringprof info` reports: the files, the
+// ringprof/tools/trace_info.h — what `ringprof info` reports: the files, the
 // processes and threads in them, the time range, events by kind, drops,
 // stored versus decompressed bytes, and the damage found.
 #pragma once

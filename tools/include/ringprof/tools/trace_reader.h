@@ -1,4 +1,4 @@
-// ringprof/trace_reader.h — reads a set of ringprof files back, one decoded
+// ringprof/tools/trace_reader.h — reads a set of ringprof files back, one decoded
 // segment at a time.
 //
 // Inputs are files or directories (every `*.rpf` and `*.rpf.part` inside).

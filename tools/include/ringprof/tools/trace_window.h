@@ -1,4 +1,4 @@
-// ringprof/trace_window.h — a WindowSpec resolved against the files it is for:
+// ringprof/tools/trace_window.h — a WindowSpec resolved against the files it is for:
 // the trace's time range (frame headers only), the wall-clock offset of its
 // processes, and for --window-id the ringprof.window.begin/end marks.
 #pragma once

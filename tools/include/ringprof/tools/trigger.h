@@ -1,4 +1,4 @@
-// ringprof/trigger.h — asks a running process for a detailed window now
+// ringprof/tools/trigger.h — asks a running process for a detailed window now
 // (`ringprof trigger PID`), through the control file its drainer looks for
 // (ringprof/control_file.h). No restart, no server, no signal.
 #pragma once

@@ -1,4 +1,4 @@
-// ringprof/zone_tracker.h — pairs ZoneBegin/ZoneEnd events into closed zones,
+// ringprof/tools/zone_tracker.h — pairs ZoneBegin/ZoneEnd events into closed zones,
 // streaming.
 //
 // Only the per-thread stacks of open zones are kept, never the events: a zone
