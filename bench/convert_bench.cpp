@@ -60,7 +60,7 @@ const std::string& recording() {
                                : (std::filesystem::temp_directory_path() /
                                   ("ringprof-convert-bench-" + std::to_string(getpid()) + ".rpf"))
                                      .string();
-    testing::TraceBuilder b;
+    test::TraceBuilder b;
     // Names and call sites as a training loop's zones have them (__FILE__ is
     // the path the compiler was given).
     const uint32_t names[4] = {b.location("train_step", "/src/trainer/train.cpp", 118),

@@ -29,7 +29,7 @@ namespace {
 
 using namespace ringprof;
 
-using SyntheticBatch = ringprof::testing::OwnedBatch;
+using SyntheticBatch = ringprof::test::OwnedBatch;
 
 // Four threads, each a loop of request → {parse, compute → 3 × layer, serialize}
 // with durations jittered around a few microseconds, as a service would show.

@@ -39,7 +39,7 @@ const uint64_t kRanks = env_or("RINGPROF_BENCH_JOB_RANKS", 64);
 const uint64_t kEvents = env_or("RINGPROF_BENCH_JOB_EVENTS", 1'000'000);
 
 void write_rank(const std::string& dir, uint32_t rank) {
-  testing::TraceBuilder b(1000 + rank, 1'000'000'000ull);
+  test::TraceBuilder b(1000 + rank, 1'000'000'000ull);
   b.rank(static_cast<int32_t>(rank), static_cast<int32_t>(kRanks), "scale-job");
   const uint32_t th = b.thread(1000 + rank, "trainer");
   const uint32_t step_loc = b.location("train_step"), reduce = b.location("gloo:all_reduce");
