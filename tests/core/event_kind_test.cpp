@@ -28,12 +28,12 @@ TEST(EventKindTable, RowsAreConsistent) {
     const std::string n = t.name;
     // What the drainer writes as an event is in the file; a crash flush writes
     // only ring records; a value that names something is a value.
-    if (t.ring_record) EXPECT_TRUE(t.in_file) << n;
-    if (t.in_crash_segment) EXPECT_TRUE(t.ring_record) << n;
-    if (t.value_is_location) EXPECT_TRUE(t.has_value) << n;
-    if (t.has_stack) EXPECT_FALSE(t.has_location) << n << ": loc is one or the other";
-    if (t.is_memory) EXPECT_TRUE(t.has_location && t.has_value) << n << ": pool name and size";
-    if (!t.in_file) EXPECT_FALSE(t.has_location || t.has_value || t.has_stack || t.is_memory) << n;
+    EXPECT_TRUE(!t.ring_record || t.in_file) << n;
+    EXPECT_TRUE(!t.in_crash_segment || t.ring_record) << n;
+    EXPECT_TRUE(!t.value_is_location || t.has_value) << n;
+    EXPECT_FALSE(t.has_stack && t.has_location) << n << ": loc is one or the other";
+    EXPECT_TRUE(!t.is_memory || (t.has_location && t.has_value)) << n << ": pool name and size";
+    EXPECT_TRUE(t.in_file || !(t.has_location || t.has_value || t.has_stack || t.is_memory)) << n;
   }
 }
 

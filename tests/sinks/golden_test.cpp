@@ -246,9 +246,10 @@ TEST(Golden, EveryFileKindHasAGoldenCase) {
   for (const DecodedEvent& e : d.events) seen.insert(e.kind);
   for (unsigned k = 0; k < kEventKindCount; ++k) {
     const auto kind = static_cast<EventKind>(k);
-    if (event_kind_traits(kind).in_file)
+    if (event_kind_traits(kind).in_file) {
       EXPECT_TRUE(seen.count(kind)) << event_kind_name(kind) << " can be in a file but has no golden case";
-    else
+    } else {
       EXPECT_FALSE(seen.count(kind)) << event_kind_name(kind);
+    }
   }
 }
