@@ -39,10 +39,14 @@ TEST(EventKindTable, RowsAreConsistent) {
 
 TEST(EventKindTable, WhatTheRecorderAndTheCodecRelyOn) {
   // Consumed by the drainer, never in a file.
-  for (EventKind k : {EventKind::None, EventKind::ThreadName, EventKind::Continuation}) {
+  for (EventKind k : {EventKind::ThreadName, EventKind::Continuation}) {
     EXPECT_FALSE(valid_file_kind(static_cast<uint8_t>(k))) << event_kind_name(k);
     EXPECT_FALSE(valid_crash_kind(static_cast<uint8_t>(k))) << event_kind_name(k);
   }
+  // The empty event: carried by the codec as it always was, never recorded.
+  EXPECT_TRUE(valid_file_kind(0));
+  EXPECT_FALSE(kind_is_ring_record(EventKind::None));
+  EXPECT_FALSE(valid_crash_kind(0));
   // Samples reach the file through the sampling path, not as ring records,
   // and stay out of crash flushes.
   EXPECT_TRUE(valid_file_kind(static_cast<uint8_t>(EventKind::Sample)));

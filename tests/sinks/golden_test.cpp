@@ -238,15 +238,17 @@ TEST(Golden, EveryFileKindDecodesExactly) {
   }
 }
 
-// Every kind the table lets into a file has a case in the golden file, so a
-// kind added later fails here until a golden file covers it.
+// Every kind the recorder writes to a file has a case in the golden file, so
+// a kind added later fails here until a golden file covers it. (None, the
+// empty event, is carried by the codec but recorded by nothing:
+// segment_round_trip_test keeps it.)
 TEST(Golden, EveryFileKindHasAGoldenCase) {
   const Decoded d = decode_every_kind();
   std::set<EventKind> seen;
   for (const DecodedEvent& e : d.events) seen.insert(e.kind);
   for (unsigned k = 0; k < kEventKindCount; ++k) {
     const auto kind = static_cast<EventKind>(k);
-    if (event_kind_traits(kind).in_file) {
+    if (event_kind_traits(kind).in_file && kind != EventKind::None) {
       EXPECT_TRUE(seen.count(kind)) << event_kind_name(kind) << " can be in a file but has no golden case";
     } else {
       EXPECT_FALSE(seen.count(kind)) << event_kind_name(kind);

@@ -118,7 +118,9 @@ struct EventKindTraits {
 constexpr EventKindTraits event_kind_traits(EventKind k) noexcept {
   //                                     name            ring   file   crash  loc    value  vloc   mem    stack
   switch (k) {
-    case EventKind::None:         return {"none",         false, false, false, false, false, false, false, false};
+    // An empty event: nothing records one, but the codec has always carried
+    // it as it is (files and their readers stay as they were).
+    case EventKind::None:         return {"none",         false, true,  false, false, false, false, false, false};
     case EventKind::ZoneBegin:    return {"zone_begin",   true,  true,  true,  true,  false, false, false, false};
     case EventKind::ZoneEnd:      return {"zone_end",     true,  true,  true,  false, false, false, false, false};
     case EventKind::Instant:      return {"instant",      true,  true,  true,  true,  false, false, false, false};
