@@ -3,7 +3,7 @@
 #
 #   bench/gpu/prepare_carry.sh                  # here: builds build/gpu-carry
 #   bench/gpu/device_checks.sh                  # there, from the repository root
-#   bench/gpu/analyse_gpu_run.py OUT/gpu-run.tar.gz   # here again: checks and tables
+#   PYTHONPATH=build/gpu/python python3.12 bench/gpu/analyse_gpu_run.py OUT   # here again: checks, tables
 #
 # It runs programs and keeps what they leave; every check is made afterwards
 # by analyse_gpu_run.py, on a machine without a GPU, from the archive. The
@@ -13,8 +13,13 @@
 # known-count CUDA program, and the third-party libraries they link, used
 # only where this machine lacks them).
 #
-# Writes $OUT/log.txt (everything printed) and $OUT/gpu-run.tar.gz
-# (recordings, torch.profiler's kernel and operator lists, each run's JSON).
+# Writes $OUT/log.txt (everything printed) and $OUT/gpu-run.tar.gz.part-NN
+# (one archive in parts of at most 15 MiB, what comes back from a lent
+# machine: recordings, torch.profiler's kernel and operator lists, each run's
+# JSON). Settings: RINGPROF_GPU_STEPS (300), RINGPROF_GPU_REPS (3),
+# RINGPROF_GPU_PARTS (which sections), RINGPROF_GPU_BUDGET_S (no new PyTorch
+# run after it), PYTHON, RINGPROF_GPU_PYARGS ("--device cpu" tries the script
+# on a machine without a GPU).
 set -u
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CARRY="${RINGPROF_GPU_CARRY:-$ROOT/build/gpu-carry}"
