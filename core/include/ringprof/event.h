@@ -115,6 +115,8 @@ struct EventKindTraits {
   bool has_stack;          // `loc` is a stack id (StackTrace::id) in the file
 };
 
+// One row per kind, in columns.
+// clang-format off
 constexpr EventKindTraits event_kind_traits(EventKind k) noexcept {
   //                                     name            ring   file   crash  loc    value  vloc   mem    stack
   switch (k) {
@@ -145,6 +147,7 @@ constexpr EventKindTraits event_kind_traits(EventKind k) noexcept {
   }
   return {nullptr, false, false, false, false, false, false, false, false};  // a byte from a damaged file
 }
+// clang-format on
 
 inline constexpr uint8_t kEventKindCount = 16;
 
