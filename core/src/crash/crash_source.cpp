@@ -16,10 +16,9 @@ LiveCrashSource g_source;
 char g_inline_name[kMaxInlineName];  // one run-time name at a time (only the crash flusher runs here)
 
 // Which ring records a crash flush writes: the kind table says (memory
-// events and zone arguments stay out, see ringprof/event.h).
-bool file_kind(EventKind k) noexcept {
-  return event_kind_traits(k).ring_record && event_kind_traits(k).in_crash_segment;
-}
+// events and zone arguments stay out; every such kind is a ring record, see
+// ringprof/event.h and event_kind_test).
+bool file_kind(EventKind k) noexcept { return event_kind_traits(k).in_crash_segment; }
 
 size_t c_strlen(const char* s) noexcept { return s ? std::strlen(s) : 0; }
 

@@ -9,34 +9,31 @@
 
 namespace ringprof {
 
-bool gpu_hand_over(const char* client) noexcept {
 #if RINGPROF_HAVE_CUPTI
+namespace {
+
+// Runs one step of the CUPTI source and, when it did something, marks it.
+bool lend_step(bool (*step)(const char*), const char* client, const char* mark_name) noexcept {
   try {
-    if (!cupti::hand_over(client ? client : "another CUPTI client")) return false;
+    if (!step(client ? client : "another CUPTI client")) return false;
   } catch (...) {  // a failed allocation in the warning: the application goes on
     return false;
   }
-  mark("ringprof.gpu.handed_over", 1);
+  mark(mark_name, 1);
   return true;
-#else
-  (void)client;
-  return false;
-#endif
 }
 
-bool gpu_take_back(const char* client) noexcept {
-#if RINGPROF_HAVE_CUPTI
-  try {
-    if (!cupti::take_back(client ? client : "another CUPTI client")) return false;
-  } catch (...) {
-    return false;
-  }
-  mark("ringprof.gpu.taken_back", 1);
-  return true;
-#else
-  (void)client;
-  return false;
-#endif
+}  // namespace
+
+bool gpu_hand_over(const char* client) noexcept {
+  return lend_step(cupti::hand_over, client, "ringprof.gpu.handed_over");
 }
+bool gpu_take_back(const char* client) noexcept {
+  return lend_step(cupti::take_back, client, "ringprof.gpu.taken_back");
+}
+#else
+bool gpu_hand_over(const char*) noexcept { return false; }  // a build without CUPTI traces no GPU
+bool gpu_take_back(const char*) noexcept { return false; }
+#endif
 
 }  // namespace ringprof
