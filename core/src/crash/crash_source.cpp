@@ -18,7 +18,7 @@ char g_inline_name[kMaxInlineName];  // one run-time name at a time (only the cr
 // Which ring records a crash flush writes: the kind table says (memory
 // events and zone arguments stay out; every such kind is a ring record, see
 // ringprof/event.h and event_kind_test).
-bool file_kind(EventKind k) noexcept { return event_kind_traits(k).in_crash_segment; }
+bool file_kind(EventKind k) noexcept { return valid_crash_kind(static_cast<uint8_t>(k)); }
 
 size_t c_strlen(const char* s) noexcept { return s ? std::strlen(s) : 0; }
 
