@@ -105,7 +105,7 @@ struct Session {
     ringprof::Config c = ringprof::config_from_env();  // RINGPROF_* may vary the setup
     c.dir = dir;
     c.max_bytes = 64ull << 20;
-    c.ops.mode = ringprof::Mode::AlwaysOn;
+    c.ops.mode = ringprof::Level::AlwaysOn;
     ringprof::start(c);
   }
   ~Session() {
@@ -119,7 +119,7 @@ template <bool kCoarse>
 void BM_DemoRequest(benchmark::State& state) {
   static Session session;
   const bool on = state.range(0) != 0;
-  ringprof::set_mode(on ? ringprof::Mode::AlwaysOn : ringprof::Mode::Off);
+  ringprof::set_mode(on ? ringprof::Level::AlwaysOn : ringprof::Level::Off);
   const uint64_t process_before = cpu_ns(RUSAGE_SELF), thread_before = cpu_ns(RUSAGE_THREAD);
   const ringprof::RecorderStats before = ringprof::recorder_stats();
   uint64_t id = 0;

@@ -54,7 +54,7 @@ BENCHMARK(BM_LibcMallocFree);
 void BM_MallocFree(benchmark::State& state) {
   ensure_recording();
   const bool detailed = state.range(0) != 0;
-  ringprof::set_mode(detailed ? ringprof::Mode::Detailed : ringprof::Mode::AlwaysOn);
+  ringprof::set_mode(detailed ? ringprof::Level::Detailed : ringprof::Level::AlwaysOn);
   ringprof::flush();
   int n = 0;
   for (auto _ : state) {
@@ -70,7 +70,7 @@ void BM_MallocFree(benchmark::State& state) {
   }
   const ringprof::Ring* r = ringprof::internal::t_slot.ring;
   if (detailed && (!r || r->dropped() != 0)) state.SkipWithError("events were dropped or not recorded");
-  ringprof::set_mode(ringprof::Mode::AlwaysOn);
+  ringprof::set_mode(ringprof::Level::AlwaysOn);
 }
 BENCHMARK(BM_MallocFree)->ArgName("detailed")->Arg(0)->Arg(1);
 

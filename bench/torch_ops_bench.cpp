@@ -101,12 +101,12 @@ void BM_TorchOpCosts(benchmark::State& state) {
         ringprof::torch_ops::disable();
         break;
       case 5:
-        ringprof::set_mode(ringprof::Mode::Detailed);
+        ringprof::set_mode(ringprof::Level::Detailed);
         ringprof::torch_ops::set_level(ringprof::torch_ops::kAlwaysOn);
         ringprof::torch_ops::enable();
         ringprof_shapes.push_back(ns_per_op(a, b));
         ringprof::torch_ops::disable();
-        ringprof::set_mode(ringprof::Mode::AlwaysOn);
+        ringprof::set_mode(ringprof::Level::AlwaysOn);
         break;
       case 6:
         prepareProfiler(cfg_shapes, cpu);

@@ -62,3 +62,33 @@ ringprof.stop()
   echo "$out" | grep -E "python_zone +1000 " >/dev/null || { echo "install_check: python_zone calls != 1000:" >&2; echo "$out" >&2; exit 1; }
   echo "install_check: the installed Python package recorded 1000 zones"
 fi
+
+# Every installed header compiles alone, and the recording API stays small:
+# instrumenting a file does not pull in the sink model or the settings.
+inc="$prefix/include"
+n=0
+for h in "$inc"/ringprof/*.h "$inc"/ringprof/internal/*.h; do
+  rel="${h#"$inc"/}"
+  printf '#include <%s>\n' "$rel" | c++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only -x c++ -I"$inc" - ||
+    { echo "install_check: $rel does not compile alone" >&2; exit 1; }
+  n=$((n + 1))
+done
+if printf '#include <ringprof/recording.h>\n#include <ringprof/detail_zone.h>\n' |
+    c++ -std=c++20 -E -x c++ -I"$inc" - | grep -Eq 'class Sink\b|struct Config\b'; then
+  echo "install_check: ringprof/recording.h pulls in the sink model or Config" >&2; exit 1
+fi
+echo "install_check: $n installed headers compile alone; recording.h names no sink"
+
+# The CLI and the Python reader read files through the format library alone:
+# no recorder inside. The same symbols are looked for in libringprof first, so
+# the pattern is known to find a recorder where there is one.
+recorder='ringprof::(stop\(\)|recorder_stats\(\)|Drainer::|internal::attach_thread)'
+lib="$(find "$prefix" -name 'libringprof.so' | head -n 1)"
+nm -C --defined-only "$lib" | grep -Eq "$recorder" || { echo "install_check: no recorder symbols found in $lib" >&2; exit 1; }
+readers="$prefix/bin/ringprof"
+if [ -n "${site:-}" ] && [ -d "$site/ringprof" ]; then readers="$readers $(ls "$site"/ringprof/_ringprof_tools*.so)"; fi
+for f in $readers; do
+  if nm -C --defined-only "$f" | grep -E "$recorder"; then echo "install_check: $f contains a recorder" >&2; exit 1; fi
+  if ldd "$f" | grep -q libringprof; then echo "install_check: $f links libringprof" >&2; exit 1; fi
+done
+echo "install_check: no recorder in $(echo "$readers" | wc -w) reader(s)"

@@ -100,7 +100,7 @@ PYBIND11_MODULE(_ringprof, m) {
     return d;
   }, "The identity recorded now: rank, world_size, local_rank (-1: unknown), job_id, source.");
   m.def("_set_mode", [](const std::string& text) {
-    Mode mode;
+    Level mode;
     if (!parse_mode(text, &mode)) throw py::value_error("mode must be always_on, detailed or off, not " + text);
     set_mode(mode);
   });

@@ -211,8 +211,8 @@ void apply_locked(bool detailed, bool off) {
 // or recording stopped without the package's stop listener: a signal, a
 // worker's finalizer), every operator at Detailed, the level's choice else.
 void apply_current_locked() {
-  const ringprof::Mode m = ringprof::mode();
-  apply_locked(m == ringprof::Mode::Detailed, m == ringprof::Mode::Off);
+  const ringprof::Level m = ringprof::mode();
+  apply_locked(m == ringprof::Level::Detailed, m == ringprof::Level::Off);
 }
 
 // fork(): the child has one thread, so g_mu may be held by a thread that is
@@ -223,7 +223,7 @@ void apply_current_locked() {
 // Subscribes to level changes (under g_mu), once.
 void follow_level_locked() {
   if (g_level_subscription >= 0) return;
-  g_level_subscription = ringprof::on_level_change([](ringprof::Mode) {
+  g_level_subscription = ringprof::on_level_change([](ringprof::Level) {
     // The level now, not the one announced: a later change may have passed it.
     std::lock_guard<std::mutex> l(g_mu);
     apply_current_locked();

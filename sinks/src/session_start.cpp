@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "ringprof/internal/session_hooks.h"
 #include "ringprof/ringprof.h"
 #include "ringprof/ringprof_c.h"
 #include "ringprof/sinks.h"
@@ -50,7 +51,8 @@ bool start(const Config& config) {
     return false;
   }
   if (!start(config, std::move(sink))) return false;
-  internal::remember_start_config(&config);  // RINGPROF_FORK=record recreates this sink in a child
+  bool (*restart)(const Config&) = &start;
+  internal::remember_start_config(&config, restart);  // RINGPROF_FORK=record recreates this sink in a child
   return true;
 }
 

@@ -209,7 +209,7 @@ class CuptiSourceTest : public ::testing::Test {
     cupti::use_api_for_testing(nullptr);
     g_fake = nullptr;
   }
-  bool start(uint32_t buffers = 8, Mode mode = Mode::AlwaysOn) {
+  bool start(uint32_t buffers = 8, Level mode = Level::AlwaysOn) {
     Config c;
     c.ops.mode = mode;
     c.cupti_buffers = buffers;
@@ -261,16 +261,16 @@ TEST_F(CuptiSourceTest, DetailLevelEnablesAndDisablesTheDetailedKinds) {
   EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
   const size_t calls_before = fake_.calls.size();
 
-  set_mode(Mode::Detailed);
+  set_mode(Level::Detailed);
   ringprof::flush();
   EXPECT_EQ(fake_.enabled, kAllKinds);
-  set_mode(Mode::Off);  // off pauses recording; GPU tracing stays at the always_on kinds
+  set_mode(Level::Off);  // off pauses recording; GPU tracing stays at the always_on kinds
   ringprof::flush();
   EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
-  set_mode(Mode::Detailed);
+  set_mode(Level::Detailed);
   ringprof::flush();
   EXPECT_EQ(fake_.enabled, kAllKinds);
-  set_mode(Mode::AlwaysOn);
+  set_mode(Level::AlwaysOn);
   ringprof::flush();
   EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
 
@@ -286,11 +286,11 @@ TEST_F(CuptiSourceTest, DetailLevelEnablesAndDisablesTheDetailedKinds) {
 }
 
 TEST_F(CuptiSourceTest, SessionStartingDetailedEnablesEveryKindAtOnce) {
-  ASSERT_TRUE(start(8, Mode::Detailed));
+  ASSERT_TRUE(start(8, Level::Detailed));
   EXPECT_EQ(fake_.enabled, kAllKinds);
   ringprof::flush();
   EXPECT_EQ(fake_.enabled, kAllKinds);
-  set_mode(Mode::AlwaysOn);
+  set_mode(Level::AlwaysOn);
   ringprof::flush();
   EXPECT_EQ(fake_.enabled, kAlwaysOnKinds);
 }
@@ -324,7 +324,7 @@ TEST_F(CuptiSourceTest, HandOverLetsGoOfCuptiAndTakeBackRestoresIt) {
   // meanwhile do not touch CUPTI.
   fake_.requested = nullptr;
   calls = fake_.calls.size();
-  set_mode(Mode::Detailed);
+  set_mode(Level::Detailed);
   ringprof::flush();
   ringprof::flush();
   EXPECT_EQ(fake_.calls.size(), calls) << fake_.calls.back();
@@ -375,7 +375,7 @@ TEST_F(CuptiSourceTest, ClosedAtExitCuptiIsNotCalledAgain) {
   cupti::close_at_exit();
   ASSERT_EQ(fake_.calls.size(), calls + 1);
   EXPECT_EQ(fake_.calls.back(), "flush " + std::to_string(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-  set_mode(Mode::Detailed);
+  set_mode(Level::Detailed);
   ringprof::flush();
   EXPECT_FALSE(gpu_hand_over("torch.profiler"));
   ringprof::stop();

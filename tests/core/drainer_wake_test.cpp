@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "draining/drainer_wake.h"
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 
 using namespace ringprof;
 

@@ -86,12 +86,12 @@ TEST(MemoryRecording, OnlyDetailedLevelRecordsEveryCallExactly) {
       }
     }
   };
-  set_mode(Mode::AlwaysOn);
+  set_mode(Level::AlwaysOn);
   burst(0x100000);  // nothing
-  set_mode(Mode::Detailed);
+  set_mode(Level::Detailed);
   ASSERT_TRUE(detailed());
   burst(0x200000);  // all of it
-  set_mode(Mode::AlwaysOn);
+  set_mode(Level::AlwaysOn);
   burst(0x300000);  // nothing
   stop();
   const RecorderStats stats = recorder_stats();

@@ -184,9 +184,9 @@ TEST(Schedule, Parsing) {
   EXPECT_EQ(d.every_ns, 600'000'000'000ull);
   EXPECT_FALSE(parse_duty_cycle("steps=20", &d, &why));
   EXPECT_FALSE(parse_duty_cycle("steps=0,every=1s", &d, &why));
-  Mode m;
+  Level m;
   EXPECT_TRUE(parse_mode("always_on", &m));
-  EXPECT_EQ(m, Mode::AlwaysOn);
+  EXPECT_EQ(m, Level::AlwaysOn);
   EXPECT_TRUE(parse_mode("detailed", &m));
   EXPECT_TRUE(parse_mode("off", &m));
   EXPECT_FALSE(parse_mode("loud", &m));
@@ -195,20 +195,20 @@ TEST(Schedule, Parsing) {
 TEST(Levels, OffPausesAndDetailedAddsDetailZones) {
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(quiet_config(), sink));
-  EXPECT_EQ(mode(), Mode::AlwaysOn);
+  EXPECT_EQ(mode(), Level::AlwaysOn);
   { RINGPROF_ZONE_DETAIL("detail_work"); }   // not recorded
   RINGPROF_INSTANT("on-1");
-  set_mode(Mode::Off);
-  EXPECT_EQ(mode(), Mode::Off);
+  set_mode(Level::Off);
+  EXPECT_EQ(mode(), Level::Off);
   EXPECT_FALSE(is_recording());
   RINGPROF_INSTANT("while-off");             // not recorded
-  set_mode(Mode::Detailed);
+  set_mode(Level::Detailed);
   EXPECT_TRUE(detailed());
   { RINGPROF_ZONE_DETAIL("detail_work"); }   // recorded
-  set_mode(Mode::AlwaysOn);
+  set_mode(Level::AlwaysOn);
   RINGPROF_INSTANT("on-2");
   stop();
-  EXPECT_EQ(mode(), Mode::Off) << "not recording";
+  EXPECT_EQ(mode(), Level::Off) << "not recording";
   std::vector<std::string> seen;
   for (const auto& c : sink->events) {
     std::string n = sink->location_name(c.event.loc);
@@ -223,7 +223,7 @@ TEST(Levels, OffPausesAndDetailedAddsDetailZones) {
 TEST(Levels, StartingOffRecordsNothingUntilAWindowOpens) {
   auto sink = std::make_shared<CaptureSink>();
   Config c = quiet_config();
-  c.ops.mode = Mode::Off;
+  c.ops.mode = Level::Off;
   ASSERT_TRUE(start(c, sink));
   RINGPROF_INSTANT("before");          // off: not recorded
   const uint64_t id = request_window(2, 0);
@@ -316,9 +316,9 @@ TEST(Trigger, ARequestRacingStepsHoldsExactlyItsSteps) {
 
 TEST(Levels, SubscribersHearEveryChangeOnTheDrainerThread) {
   std::mutex m;
-  std::vector<Mode> heard;
+  std::vector<Level> heard;
   std::set<std::thread::id> threads;
-  const int id = level::subscribe([&](Mode md) {
+  const int id = level::subscribe([&](Level md) {
     std::lock_guard<std::mutex> lock(m);
     heard.push_back(md);
     threads.insert(std::this_thread::get_id());
@@ -326,17 +326,17 @@ TEST(Levels, SubscribersHearEveryChangeOnTheDrainerThread) {
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(quiet_config(), sink));
   flush();
-  set_mode(Mode::Detailed);
+  set_mode(Level::Detailed);
   flush();
-  set_mode(Mode::AlwaysOn);
+  set_mode(Level::AlwaysOn);
   flush();
   stop();
   level::unsubscribe(id);
   std::lock_guard<std::mutex> lock(m);
   ASSERT_GE(heard.size(), 3u);
-  EXPECT_EQ(heard[0], Mode::AlwaysOn) << "the starting level first";
-  EXPECT_EQ(heard[1], Mode::Detailed);
-  EXPECT_EQ(heard[2], Mode::AlwaysOn);
+  EXPECT_EQ(heard[0], Level::AlwaysOn) << "the starting level first";
+  EXPECT_EQ(heard[1], Level::Detailed);
+  EXPECT_EQ(heard[2], Level::AlwaysOn);
   EXPECT_EQ(threads.size(), 1u);
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "never on the thread that changed the level";
 }

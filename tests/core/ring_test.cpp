@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 
 using ringprof::Event;
 using ringprof::EventKind;

@@ -70,7 +70,7 @@ TEST(MallocPreload, DetailedBlocksRecordedInTheirZoneAndBalanced) {
   // The detailed stretch: from the mark that raised the level to the next one.
   uint64_t begin = 0, end = UINT64_MAX;
   for (size_t i = 0; i < mode_marks.size(); ++i) {
-    if (mode_marks[i].second != static_cast<uint64_t>(Mode::Detailed)) continue;
+    if (mode_marks[i].second != static_cast<uint64_t>(Level::Detailed)) continue;
     begin = mode_marks[i].first;
     if (i + 1 < mode_marks.size()) end = mode_marks[i + 1].first;
     break;

@@ -52,14 +52,14 @@ int main(int argc, char** argv) {
   ringprof::Config c = ringprof::config_from_env();
   c.dir = argv[1];
   if (!ringprof::start(c)) return 1;
-  ringprof::set_mode(ringprof::Mode::AlwaysOn);
+  ringprof::set_mode(ringprof::Level::AlwaysOn);
   churn(false);
-  ringprof::set_mode(ringprof::Mode::Detailed);
+  ringprof::set_mode(ringprof::Level::Detailed);
   {
     RINGPROF_ZONE("alloc_burst");
     churn(true);
   }
-  ringprof::set_mode(ringprof::Mode::AlwaysOn);
+  ringprof::set_mode(ringprof::Level::AlwaysOn);
   void* const* kept = const_cast<void* const*>(g_blocks);
   void* detailed_blocks[kBlocks];
   for (int i = 0; i < kBlocks; ++i) detailed_blocks[i] = kept[i];

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 #include "ringprof/sink.h"
 
 namespace ringprof::test {
@@ -74,7 +74,7 @@ class CaptureSink : public Sink {
   std::string location_name(uint32_t id) const {
     return id >= 1 && id <= locations.size() ? locations[id - 1].name : std::string();
   }
-  // The ring's own marks around a gap of dropped events (ringprof/ring.h).
+  // The ring's own marks around a gap of dropped events (ringprof/internal/ring.h).
   bool is_drop_mark(const CapturedEvent& e) const {
     if (e.event.kind != EventKind::Mark) return false;
     const std::string name = location_name(e.event.loc);

@@ -10,7 +10,7 @@
 
 #include "perfetto_trace.pb.h"
 #include "ringprof/ops.h"
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 #include "ringprof/tools/chrome_trace.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/perfetto_trace.h"

@@ -312,9 +312,9 @@ TEST(Report, OverviewListsLevelsAndWindows) {
   b.begin(app, T, run);
   b.mark(app, T + 1000, trig, 3);
   b.mark(app, T + 1000, begin, 3);
-  b.mark(app, T + 1000, mode, static_cast<uint64_t>(Mode::Detailed));
+  b.mark(app, T + 1000, mode, static_cast<uint64_t>(Level::Detailed));
   b.mark(app, T + 5000, end, 3);
-  b.mark(app, T + 5000, mode, static_cast<uint64_t>(Mode::AlwaysOn));
+  b.mark(app, T + 5000, mode, static_cast<uint64_t>(Level::AlwaysOn));
   b.end(app, T + 9000);
   b.flush();
   const std::string path = dir.file("ops.rpf");

@@ -6,7 +6,7 @@
 // branch; inside one it is an ordinary zone. Included by ringprof.h.
 #pragma once
 
-#include "ringprof/ops.h"
+#include "ringprof/level.h"
 #include "ringprof/recording.h"
 
 namespace ringprof {

@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ringprof/ops.h"
+#include "ringprof/level.h"
 #include "ringprof/recording.h"
 
 namespace ringprof {

@@ -26,7 +26,7 @@
 // begin and end marks are exactly its active steps.
 //
 // Mark events (EventKind::Mark; loc names the mark, p1 is its value):
-//   ringprof.mode            the effective level changed; value = Mode
+//   ringprof.mode            the effective level changed; value = Level
 //   ringprof.window.warmup   a scheduled window's warmup began; value = window id
 //   ringprof.window.begin    a window's detailed recording began; value = window id
 //   ringprof.window.end      a window closed; value = window id
@@ -35,16 +35,16 @@
 //   ringprof.signal          SIGTERM/SIGINT: files flushed before the signal is re-raised; value = signal
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ringprof/level.h"
+
 namespace ringprof {
 
-enum class Mode : uint8_t { Off = 0, AlwaysOn = 1, Detailed = 2 };
 
 inline constexpr const char* kMarkMode = "ringprof.mode";
 inline constexpr const char* kMarkWindowWarmup = "ringprof.window.warmup";
@@ -53,18 +53,6 @@ inline constexpr const char* kMarkWindowEnd = "ringprof.window.end";
 inline constexpr const char* kMarkTrigger = "ringprof.trigger";
 inline constexpr const char* kMarkCrash = "ringprof.crash";
 inline constexpr const char* kMarkSignal = "ringprof.signal";
-
-// "off", "always_on", "detailed".
-const char* mode_name(Mode m) noexcept;
-bool parse_mode(std::string_view text, Mode* out);
-
-// Sets the base level. Lock-free for the caller's thread apart from a short
-// spin shared with other level changes; records a ringprof.mode mark when the
-// effective level changes. Takes effect while recording (start() sets the
-// base level from Config::ops.mode).
-void set_mode(Mode m) noexcept;
-// The effective level (Off while not recording).
-Mode mode() noexcept;
 
 // ---- schedules (torch.profiler.schedule semantics) ----
 
@@ -117,7 +105,7 @@ void remove_window_callback(int id);
 // sources that follow the level subscribe with (the Python package's PyTorch
 // operator capture). A callback must not call start/stop/flush. Returns an id
 // for remove_level_callback().
-int on_level_change(std::function<void(Mode level)> fn);
+int on_level_change(std::function<void(Level level)> fn);
 void remove_level_callback(int id);
 
 // Records an operational mark on the calling thread. `static_name` must have
@@ -129,7 +117,7 @@ enum class ForkPolicy : uint8_t { Off = 0, Record = 1 };
 
 // Operational settings, part of Config (RINGPROF_* variables in brackets).
 struct OpsConfig {
-  Mode mode = Mode::AlwaysOn;          // RINGPROF_MODE: always_on | detailed | off
+  Level mode = Level::AlwaysOn;          // RINGPROF_MODE: always_on | detailed | off
   Schedule schedule;                   // RINGPROF_SCHEDULE
   DutyCycle duty_cycle;                // RINGPROF_DUTY_CYCLE
   ForkPolicy fork = ForkPolicy::Off;   // RINGPROF_FORK: off | record
@@ -146,20 +134,5 @@ void ops_config_from_env(OpsConfig& ops, std::vector<std::string>* warnings);
 // Python package looks in start()'s keywords first.
 using SettingLookup = std::function<const char*(const char* name)>;
 void ops_config_from(OpsConfig& ops, const SettingLookup& lookup, std::vector<std::string>* warnings);
-
-struct Config;
-
-namespace internal {
-// start(Config) remembers its Config for RINGPROF_FORK=record; start with a
-// caller's sink forgets it (a child cannot recreate that sink).
-void remember_start_config(const Config* config) noexcept;
-// The effective level, for the hot path of detailed-only instrumentation.
-extern std::atomic<uint8_t> g_effective_mode;
-}  // namespace internal
-
-// True while the effective level is Detailed.
-inline bool detailed() noexcept {
-  return internal::g_effective_mode.load(std::memory_order_relaxed) == static_cast<uint8_t>(Mode::Detailed);
-}
 
 }  // namespace ringprof

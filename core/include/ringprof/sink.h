@@ -15,9 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "ringprof/config.h"
 #include "ringprof/crash.h"
 #include "ringprof/event.h"
 #include "ringprof/gpu.h"
+#include "ringprof/rank.h"
 
 namespace ringprof {
 
@@ -44,17 +46,6 @@ struct SessionInfo {
   uint64_t start_realtime_ns = 0;
   ClockCalibration clock;
   std::string ringprof_version;
-};
-
-// The process's place in a distributed job (ringprof/rank.h).
-struct RankInfo {
-  int32_t rank = -1;        // -1: unknown
-  int32_t local_rank = -1;
-  int32_t world_size = -1;
-  std::string job_id;       // "" when unknown
-  std::string source;       // where the rank came from: "RANK", "SLURM_PROCID", "set_rank", ...
-  uint32_t version = 0;     // bumped on every change, so a sink can restate it; 0: never known
-  bool known() const { return rank >= 0 || world_size >= 0 || local_rank >= 0 || !job_id.empty(); }
 };
 
 // What a location id names. Ids are dense, starting at 1; 0 means "no name".
@@ -198,5 +189,10 @@ class Sink {
   // Returns false when nothing could be stored.
   virtual bool write_crash(const CrashInfo&, const CrashEventSource&) noexcept { return false; }
 };
+
+// Starts recording into a sink of the caller's (tests, benchmarks,
+// embedding). Returns false, after one warning, when recording could not
+// start (already on, no memory); the application carries on either way.
+bool start(const Config& config, std::shared_ptr<Sink> sink);
 
 }  // namespace ringprof

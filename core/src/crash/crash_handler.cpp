@@ -40,7 +40,13 @@
 #include "crash/crash_source.h"
 #include "crash/crash_state.h"
 #include "draining/drainer_wake.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 
 namespace ringprof::crash {
 namespace {

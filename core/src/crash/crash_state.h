@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 #include "ringprof/sink.h"
 
 namespace ringprof::crash {

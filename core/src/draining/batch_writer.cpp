@@ -14,7 +14,13 @@
 #include "operation/level_windows.h"
 #include "operation/ops_hooks.h"
 #include "recording/clock.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 
 namespace ringprof {
 

@@ -186,7 +186,7 @@ void Drainer::run() {
     std::fprintf(stderr, "ringprof: warning: could not start the writer thread; the drainer writes batches itself\n");
   guarded([&] { start_sampler(); });
   // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
-  guarded([&] { level_subscription_ = level::subscribe([this](Mode m) { on_level(m); }); });
+  guarded([&] { level_subscription_ = level::subscribe([this](Level m) { on_level(m); }); });
   guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
   {
     // The sink has begun and the crash handler knows it; start() waits for it.

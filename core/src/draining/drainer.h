@@ -31,8 +31,14 @@
 #include "draining/location_registry.h"
 #include "operation/ops_hooks.h"
 #include "ringprof/config.h"
-#include "ringprof/ring.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/internal/ring.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 #include "ringprof/sink.h"
 #include "sampler/module_table.h"
 #include "sampler/sample_visitor.h"
@@ -123,7 +129,7 @@ class Drainer : private sampler::SampleVisitor {
   void on_lost(uint32_t tid, uint64_t n) override;
   void refresh_sampled_names(uint64_t now_ns);
   // The detail level changed: sampling rate and GPU activity kinds follow.
-  void on_level(Mode m);
+  void on_level(Level m);
 
   Config config_;
   std::shared_ptr<Sink> sink_;
@@ -141,7 +147,7 @@ class Drainer : private sampler::SampleVisitor {
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;
-  uint64_t drop_marks_in_batch_ = 0;  // the rings' drop marks (ringprof/ring.h) in the current batch
+  uint64_t drop_marks_in_batch_ = 0;  // the rings' drop marks (ringprof/internal/ring.h) in the current batch
   int level_subscription_ = 0;  // level::subscribe id while the drainer runs
   uint64_t names_checked_ns_ = 0;
 

@@ -30,11 +30,11 @@ void Drainer::start_sampler() {
   sample_round(false);
 }
 
-void Drainer::on_level(Mode m) {
+void Drainer::on_level(Level m) {
   gpu_.set_level(m);
   if (!sampler_ || !sampler_->on()) return;
   const uint32_t detailed = config_.detailed_sample_hz ? config_.detailed_sample_hz : config_.sample_hz;
-  const uint32_t hz = m == Mode::Detailed ? detailed : m == Mode::AlwaysOn ? config_.sample_hz : 0;
+  const uint32_t hz = m == Level::Detailed ? detailed : m == Level::AlwaysOn ? config_.sample_hz : 0;
   if (hz == sampler_->state().hz) return;
   // The samples taken at the old rate go out in a batch that states it.
   sampler_->collect(*this);

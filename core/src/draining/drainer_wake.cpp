@@ -8,7 +8,7 @@
 
 #include <atomic>
 
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 
 namespace ringprof {
 namespace {

@@ -50,7 +50,7 @@ bool GpuCollector::poll(bool force, uint64_t now_ns) {
   return records_.pending().size() >= max_pending_ || now_ns - pending_since_ >= flush_ns_;
 }
 
-void GpuCollector::set_level(Mode m) {
+void GpuCollector::set_level(Level m) {
 #if RINGPROF_HAVE_CUPTI
   if (active_) cupti::set_level(m);
 #else

@@ -42,7 +42,7 @@ class GpuCollector {
 
   // The detail level changed (drainer thread): the GPU source enables or
   // disables the detailed activity kinds. Nothing when it is not active.
-  void set_level(Mode m);
+  void set_level(Level m);
 
   bool active() const { return active_; }
   GpuRecords& records() { return records_; }

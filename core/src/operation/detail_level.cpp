@@ -6,11 +6,17 @@
 #include <new>
 #include <vector>
 
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 
 namespace ringprof {
 namespace internal {
-constinit std::atomic<uint8_t> g_effective_mode{static_cast<uint8_t>(Mode::AlwaysOn)};
+constinit std::atomic<uint8_t> g_effective_mode{static_cast<uint8_t>(Level::AlwaysOn)};
 }  // namespace internal
 
 namespace level {
@@ -19,7 +25,7 @@ namespace {
 // Guards every change of the state below; held for a few stores and at most
 // one event write, never across a call into user code.
 constinit std::atomic<bool> g_spin{false};
-constinit uint8_t g_base = static_cast<uint8_t>(Mode::AlwaysOn);
+constinit uint8_t g_base = static_cast<uint8_t>(Level::AlwaysOn);
 constinit uint32_t g_holds = 0;
 constinit std::atomic<uint32_t> g_session_id{0};   // the running session (0: none); changed under the spin
 constinit std::atomic<uint64_t> g_version{0};
@@ -39,23 +45,23 @@ struct SpinGuard {
   ~SpinGuard() { g_spin.store(false, std::memory_order_release); }
 };
 
-Mode effective() noexcept {
-  if (g_session_id.load(std::memory_order_relaxed) == 0) return Mode::Off;
-  return g_holds ? Mode::Detailed : static_cast<Mode>(g_base);
+Level effective() noexcept {
+  if (g_session_id.load(std::memory_order_relaxed) == 0) return Level::Off;
+  return g_holds ? Level::Detailed : static_cast<Level>(g_base);
 }
 
 // Applies a change from `before` to the current effective level (spin held).
-void apply(Mode before) noexcept {
-  const Mode after = effective();
+void apply(Level before) noexcept {
+  const Level after = effective();
   if (after == before) return;
   internal::g_effective_mode.store(static_cast<uint8_t>(after), std::memory_order_relaxed);
   g_version.fetch_add(1, std::memory_order_release);
   const uint32_t session = g_session_id.load(std::memory_order_relaxed);
   if (session == 0) return;
   // The mark goes out while recording is on: after resuming, before pausing.
-  if (before == Mode::Off) internal::g_session.store(session, std::memory_order_release);
+  if (before == Level::Off) internal::g_session.store(session, std::memory_order_release);
   mark(kMarkMode, static_cast<uint64_t>(after));
-  if (after == Mode::Off) internal::g_session.store(0, std::memory_order_release);
+  if (after == Level::Off) internal::g_session.store(0, std::memory_order_release);
 }
 
 std::mutex g_subscribers_mutex;
@@ -66,20 +72,20 @@ int g_next_subscriber = 1;
 
 void hold(Hold h, bool on) noexcept {
   SpinGuard guard;
-  const Mode before = effective();
+  const Level before = effective();
   g_holds = on ? (g_holds | h) : (g_holds & ~static_cast<uint32_t>(h));
   apply(before);
 }
 
-uint32_t session_starting(uint32_t session, Mode base) noexcept {
+uint32_t session_starting(uint32_t session, Level base) noexcept {
   SpinGuard guard;
   g_base = static_cast<uint8_t>(base);
   g_holds = 0;
   g_session_id.store(session, std::memory_order_relaxed);
-  const Mode now = effective();
+  const Level now = effective();
   internal::g_effective_mode.store(static_cast<uint8_t>(now), std::memory_order_relaxed);
   g_version.fetch_add(1, std::memory_order_release);
-  return now == Mode::Off ? 0 : session;
+  return now == Level::Off ? 0 : session;
 }
 
 void session_started() noexcept {
@@ -87,14 +93,14 @@ void session_started() noexcept {
   // A session that starts at another level than the default says so, so a
   // file tells which level its events were taken at (no mark at all means
   // always_on: sessions that never touch levels record nothing extra).
-  if (effective() == Mode::Detailed) mark(kMarkMode, static_cast<uint64_t>(effective()));
+  if (effective() == Level::Detailed) mark(kMarkMode, static_cast<uint64_t>(effective()));
 }
 
 void session_stopping() noexcept {
   SpinGuard guard;
   g_session_id.store(0, std::memory_order_relaxed);
   g_holds = 0;
-  internal::g_effective_mode.store(static_cast<uint8_t>(Mode::Off), std::memory_order_relaxed);
+  internal::g_effective_mode.store(static_cast<uint8_t>(Level::Off), std::memory_order_relaxed);
   g_version.fetch_add(1, std::memory_order_release);
 }
 
@@ -103,7 +109,7 @@ void reset_after_fork() noexcept {
   g_spin.store(false, std::memory_order_relaxed);
   g_session_id.store(0, std::memory_order_relaxed);
   g_holds = 0;
-  internal::g_effective_mode.store(static_cast<uint8_t>(Mode::Off), std::memory_order_relaxed);
+  internal::g_effective_mode.store(static_cast<uint8_t>(Level::Off), std::memory_order_relaxed);
   // The subscribers are the parent's event sources (its drainer's sampler
   // and GPU source, whose perf rings are not even mapped here): a drainer
   // the child starts must never call them. The list is abandoned, not freed
@@ -139,7 +145,7 @@ bool notify_if_changed(uint64_t* seen_version) {
   const uint64_t v = version();
   if (v == *seen_version) return false;
   *seen_version = v;
-  const Mode m = static_cast<Mode>(internal::g_effective_mode.load(std::memory_order_relaxed));
+  const Level m = static_cast<Level>(internal::g_effective_mode.load(std::memory_order_relaxed));
   std::vector<ModeCallback> copy;
   {
     std::lock_guard<std::mutex> lock(g_subscribers_mutex);
@@ -154,34 +160,17 @@ bool notify_if_changed(uint64_t* seen_version) {
 
 // ---- public API ----
 
-int on_level_change(std::function<void(Mode level)> fn) { return level::subscribe(std::move(fn)); }
+int on_level_change(std::function<void(Level level)> fn) { return level::subscribe(std::move(fn)); }
 void remove_level_callback(int id) { level::unsubscribe(id); }
 
-const char* mode_name(Mode m) noexcept {
-  switch (m) {
-    case Mode::Off: return "off";
-    case Mode::AlwaysOn: return "always_on";
-    case Mode::Detailed: return "detailed";
-  }
-  return "unknown";
-}
-
-bool parse_mode(std::string_view text, Mode* out) {
-  if (text == "off") *out = Mode::Off;
-  else if (text == "always_on" || text == "always-on" || text == "on") *out = Mode::AlwaysOn;
-  else if (text == "detailed") *out = Mode::Detailed;
-  else return false;
-  return true;
-}
-
-void set_mode(Mode m) noexcept {
+void set_mode(Level m) noexcept {
   level::SpinGuard guard;
-  const Mode before = level::effective();
+  const Level before = level::effective();
   level::g_base = static_cast<uint8_t>(m);
   level::apply(before);
 }
 
-Mode mode() noexcept { return static_cast<Mode>(internal::g_effective_mode.load(std::memory_order_relaxed)); }
+Level mode() noexcept { return static_cast<Level>(internal::g_effective_mode.load(std::memory_order_relaxed)); }
 
 void mark(const char* static_name, uint64_t value) noexcept {
   internal::emit(EventKind::Mark, NameRef::StaticString, reinterpret_cast<uintptr_t>(static_name), value);

@@ -37,7 +37,7 @@ void hold(Hold h, bool on) noexcept;
 // and returns the value to publish in internal::g_session (0 when it starts
 // paused at Off); session_started() records the first mode mark;
 // session_stopping() forgets the session so no level change revives it.
-uint32_t session_starting(uint32_t session, Mode base) noexcept;
+uint32_t session_starting(uint32_t session, Level base) noexcept;
 void session_started() noexcept;
 void session_stopping() noexcept;
 // In a forked child: no session, no holds, nothing spinning.
@@ -50,7 +50,7 @@ bool session_running() noexcept;
 uint64_t version() noexcept;
 
 // ---- subscribers ----
-using ModeCallback = std::function<void(Mode)>;
+using ModeCallback = std::function<void(Level)>;
 int subscribe(ModeCallback cb);
 void unsubscribe(int id);
 // Drainer thread: calls every subscriber when the level changed since

@@ -10,7 +10,13 @@
 #include <vector>
 
 #include "operation/detail_level.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 
 namespace ringprof {
 

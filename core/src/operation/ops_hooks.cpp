@@ -10,7 +10,13 @@
 
 #include "crash/crash_state.h"
 #include "operation/detail_level.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 #include "operation/level_windows.h"
 
 namespace ringprof {
@@ -20,11 +26,12 @@ namespace {
 // files or null sink), for RINGPROF_FORK=record. Immortal; replaced, never freed
 // (a forked child may be reading it).
 constinit std::atomic<Config*> g_fork_config{nullptr};
+constinit std::atomic<bool (*)(const Config&)> g_fork_restart{nullptr};
 
 }  // namespace
 
 namespace internal {
-void remember_start_config(const Config* config) noexcept {
+void remember_start_config(const Config* config, bool (*restart)(const Config&)) noexcept {
   Config* copy = nullptr;
   if (config) {
     try {
@@ -33,6 +40,7 @@ void remember_start_config(const Config* config) noexcept {
       copy = nullptr;
     }
   }
+  g_fork_restart.store(restart, std::memory_order_relaxed);
   g_fork_config.store(copy, std::memory_order_release);
 }
 }  // namespace internal
@@ -66,10 +74,11 @@ void after_fork_child() noexcept {
 
 void fork_child_policy() noexcept {
   const Config* c = g_fork_config.load(std::memory_order_acquire);
-  if (c == nullptr || c->ops.fork != ForkPolicy::Record) return;
+  bool (*restart)(const Config&) = g_fork_restart.load(std::memory_order_relaxed);
+  if (c == nullptr || restart == nullptr || c->ops.fork != ForkPolicy::Record) return;
   try {
     const Config copy = *c;
-    start(copy);  // files named after this child's pid; start(config) remembers it again
+    restart(copy);  // files named after this child's pid; start(config) remembers it again
   } catch (...) {
   }
 }

@@ -1,7 +1,13 @@
 // The C API: thin wrappers over the C++ API, with the same guarantees.
 #include <cstring>
 
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 #include "ringprof/ringprof_c.h"
 
 extern "C" {
@@ -48,7 +54,7 @@ void ringprof_set_thread_name(const char* name) { ringprof::set_thread_name(name
 uint64_t ringprof_step(void) { return ringprof::step(); }
 
 void ringprof_set_mode(int mode) {
-  if (mode >= 0 && mode <= 2) ringprof::set_mode(static_cast<ringprof::Mode>(mode));
+  if (mode >= 0 && mode <= 2) ringprof::set_mode(static_cast<ringprof::Level>(mode));
 }
 int ringprof_mode(void) { return static_cast<int>(ringprof::mode()); }
 uint64_t ringprof_request_window(uint64_t steps, uint64_t duration_ns) {

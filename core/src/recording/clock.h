@@ -8,7 +8,13 @@
 #include <cstdint>
 
 #include "ringprof/config.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 #include "ringprof/sink.h"
 
 namespace ringprof {

@@ -21,7 +21,13 @@
 #include "draining/drainer_wake.h"
 #include "crash/crash_state.h"
 #include "operation/ops_hooks.h"
-#include "ringprof/ringprof.h"
+#include "ringprof/detail_zone.h"
+#include "ringprof/internal/session_hooks.h"
+#include "ringprof/memory.h"
+#include "ringprof/ops.h"
+#include "ringprof/rank.h"
+#include "ringprof/recording.h"
+#include "ringprof/sink.h"
 #include "sampler/timer_thread_sampler.h"
 #include "recording/thread_index.h"
 
@@ -288,7 +294,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   }
   s.drainer = d;
   s.flush_at_exit = config.flush_at_exit;
-  internal::remember_start_config(nullptr);  // start(Config) remembers its own after this returns
+  internal::remember_start_config(nullptr, nullptr);  // start(Config) remembers its own after this returns
   internal::g_session.store(published, std::memory_order_release);
   ops::session_started(safe);
   return true;

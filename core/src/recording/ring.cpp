@@ -1,6 +1,6 @@
 // Ring allocation and reclamation. The slot array is allocated with the ring
 // header in one block so a ring costs one allocation at a thread's first event.
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 
 #include <atomic>
 #include <cstdlib>

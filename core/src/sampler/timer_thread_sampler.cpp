@@ -13,7 +13,7 @@
 
 #include "ringprof/event.h"
 #include "ringprof/recording.h"
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 
 namespace ringprof::sampler {
 

@@ -8,7 +8,7 @@
 #include "reports/memory_pairing.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/ops.h"
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 #include "ringprof/tools/output_file.h"
 #include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/thread_filter.h"
@@ -210,9 +210,9 @@ class ChromeTraceWriter final : public SegmentVisitor {
         line_ += ",\"thread\":";
         append_uint(line_, e.value >> 32);
         break;
-      case MarkClass::Mode:
+      case MarkClass::Level:
         line_ += ",\"level\":";
-        internal::append_json_string(line_, e.value <= 2 ? mode_name(static_cast<Mode>(e.value)) : "?");
+        internal::append_json_string(line_, e.value <= 2 ? mode_name(static_cast<Level>(e.value)) : "?");
         break;
       default:
         break;

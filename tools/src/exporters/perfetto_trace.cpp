@@ -10,7 +10,7 @@
 #include "exporters/perfetto_trace_gpu.h"
 #include "reports/memory_pairing.h"
 #include "ringprof/ops.h"
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/output_file.h"
 #include "ringprof/tools/stack_resolver.h"
@@ -387,8 +387,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
             a.add("signal", signal_name(static_cast<int>(e.value & 0xffffffffu)));
             a.add("thread", e.value >> 32);
             break;
-          case MarkClass::Mode:
-            a.add("level", e.value <= 2 ? mode_name(static_cast<Mode>(e.value)) : "?");
+          case MarkClass::Level:
+            a.add("level", e.value <= 2 ? mode_name(static_cast<Level>(e.value)) : "?");
             break;
           default:
             break;

@@ -3,7 +3,7 @@
 #include <signal.h>
 
 #include "ringprof/ops.h"
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 
 namespace ringprof {
 
@@ -23,7 +23,7 @@ std::string signal_name(int signo) {
 MarkClass classify_mark(const std::string& name) {
   if (name == kMarkWindowBegin || name == kMarkWindowEnd || name == kMarkWindowWarmup) return MarkClass::Window;
   if (name == kMarkTrigger) return MarkClass::Trigger;
-  if (name == kMarkMode) return MarkClass::Mode;
+  if (name == kMarkMode) return MarkClass::Level;
   if (name == kMarkCrash) return MarkClass::Crash;
   if (name == kMarkSignal) return MarkClass::Signal;
   if (name == kMarkDropsBegin || name == kMarkDropsEnd) return MarkClass::Drops;
@@ -36,7 +36,7 @@ std::string describe_mark(const std::string& name, uint64_t value) {
   if (name == kMarkWindowEnd) return "window " + n + " ends";
   if (name == kMarkWindowWarmup) return "window " + n + " warmup";
   if (name == kMarkTrigger) return "trigger: window " + n + " requested";
-  if (name == kMarkMode) return std::string("level: ") + (value <= 2 ? mode_name(static_cast<Mode>(value)) : n.c_str());
+  if (name == kMarkMode) return std::string("level: ") + (value <= 2 ? mode_name(static_cast<Level>(value)) : n.c_str());
   if (name == kMarkCrash)
     return "crash: " + signal_name(static_cast<int>(value & 0xffffffffu)) + " on thread " + std::to_string(value >> 32);
   if (name == kMarkSignal) return signal_name(static_cast<int>(value)) + ": files flushed, signal re-raised";

@@ -35,7 +35,7 @@ void operational(JsonWriter& j, const TraceInfo& info, const std::vector<MarkedW
   for (const ProcessSummary& p : info.processes) {
     for (const MarkSummary& m : p.marks) {
       const MarkClass c = classify_mark(m.name);
-      if (c != MarkClass::Mode && c != MarkClass::Trigger && c != MarkClass::Crash && c != MarkClass::Signal) continue;
+      if (c != MarkClass::Level && c != MarkClass::Trigger && c != MarkClass::Crash && c != MarkClass::Signal) continue;
       j.open('{');
       j.field("pid", uint64_t{p.pid});
       j.field("at_ns", m.ts_ns > info.first_ns ? m.ts_ns - info.first_ns : uint64_t{0});

@@ -4,7 +4,7 @@
 #include <ctime>
 #include <map>
 
-#include "ringprof/ring.h"
+#include "ringprof/internal/ring.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/time_window.h"
 
@@ -235,7 +235,7 @@ std::string format_info(const TraceInfo& info) {
         const MarkClass c = classify_mark(m.name);
         windows += c == MarkClass::Window && m.name == "ringprof.window.begin";
         triggers += c == MarkClass::Trigger;
-        modes += c == MarkClass::Mode;
+        modes += c == MarkClass::Level;
         crashes += c == MarkClass::Crash;
       }
       line("    marks: " + std::to_string(p.marks_total) + " (" + std::to_string(windows) + " windows, " +

@@ -44,7 +44,7 @@ struct State {
   // The process is exiting and CUPTI has handed over its last records:
   // nothing calls CUPTI again (see close_at_exit).
   std::atomic<bool> closed{false};
-  Mode level = Mode::AlwaysOn;  // the level set_level() last asked for
+  Level level = Level::AlwaysOn;  // the level set_level() last asked for
 
   moodycamel::ConcurrentQueue<uint8_t*> free_buffers;
   moodycamel::ConcurrentQueue<Completed> completed;
@@ -346,7 +346,7 @@ bool enable_kinds(State& s, const Api& a) {
       s.enabled.push_back(kind);
   // The detailed kinds only at Detailed (a session starts at its starting
   // level, no window open yet); set_level() follows changes.
-  if (s.level == Mode::Detailed)
+  if (s.level == Level::Detailed)
     for (CUpti_ActivityKind kind : kDetailedKinds)
       if (a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
   disable_noisy_apis(a);
@@ -459,7 +459,7 @@ const CUpti_ActivityKind kDetailedKinds[6] = {
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,        CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_MARKER,  CUPTI_ACTIVITY_KIND_MARKER_DATA};
 
-void set_level(Mode m) {
+void set_level(Level m) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.control);
   if (!s.running.load()) return;
@@ -470,7 +470,7 @@ void set_level(Mode m) {
     return std::find(s.enabled.begin(), s.enabled.end(), k) != s.enabled.end();
   };
   for (CUpti_ActivityKind kind : kDetailedKinds) {
-    if (m == Mode::Detailed) {
+    if (m == Level::Detailed) {
       if (!is_enabled(kind) && a.ActivityEnable(kind) == CUPTI_SUCCESS) s.enabled.push_back(kind);
     } else if (is_enabled(kind)) {
       a.ActivityDisable(kind);

@@ -39,7 +39,7 @@ void stop();
 // (kAlwaysOnKinds, DEVICE among them), Detailed also enables kDetailedKinds;
 // start() enables the kinds of the session's starting level. A kind this CUPTI refuses is left out. Nothing when
 // the source is not running.
-void set_level(Mode m);
+void set_level(Level m);
 // Which kinds each level adds, in the order they are enabled.
 extern const CUpti_ActivityKind kAlwaysOnKinds[6];
 extern const CUpti_ActivityKind kDetailedKinds[6];

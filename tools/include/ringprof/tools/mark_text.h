@@ -14,7 +14,7 @@ std::string describe_mark(const std::string& name, uint64_t value);
 // "SIGSEGV", "SIGTERM", … ("signal N" for others).
 std::string signal_name(int signo);
 
-enum class MarkClass { Window, Trigger, Mode, Crash, Signal, Drops, Other };
+enum class MarkClass { Window, Trigger, Level, Crash, Signal, Drops, Other };
 MarkClass classify_mark(const std::string& name);
 
 }  // namespace ringprof

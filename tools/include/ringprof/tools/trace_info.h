@@ -20,7 +20,7 @@ struct ThreadSummary {
   std::string name;
   uint64_t events = 0;
   uint64_t dropped_ring = 0;   // events
-  uint64_t drop_gaps = 0;      // gaps the ring marked (ringprof/ring.h); drops at the very end are in none
+  uint64_t drop_gaps = 0;      // gaps the ring marked (ringprof/internal/ring.h); drops at the very end are in none
   uint64_t dropped_io = 0;
   uint64_t samples = 0;        // CPU stack samples
   uint64_t samples_lost = 0;   // samples the sampler reported lost

@@ -1,3 +1,5 @@
+// The GPU activity kinds' names (ringprof/gpu.h): part of the event layout,
+// linked by the format library and the tools as well as by the recorder.
 #include "ringprof/gpu.h"
 
 namespace ringprof {

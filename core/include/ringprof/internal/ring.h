@@ -1,4 +1,4 @@
-// ringprof/ring.h — the per-thread single-producer/single-consumer event ring.
+// ringprof/internal/ring.h — the per-thread single-producer/single-consumer event ring.
 //
 // Layout: a power-of-two array of 32-byte Event slots plus two monotonically
 // increasing 64-bit positions, `head` (next slot the producer will fill) and
@@ -19,7 +19,7 @@
 //     further on (at most the tail plus the capacity).
 //   - Waking the drainer: the producer that finds its ring past the wake fill
 //     calls internal::ring_past_wake_fill(), which wakes the drainer if it is
-//     asleep (a futex, draining/drainer_wake.h). That is one slow path per
+//     asleep (a futex). That is one slow path per
 //     wake-fill events, never the common path; a drainer that keeps up is
 //     woken by fill, not only by its timer.
 //   - A full ring never blocks: the record is dropped and `dropped` counts the
@@ -64,13 +64,13 @@ class Ring;
 
 namespace internal {
 // A producer found its ring past the wake fill: wakes the drainer if it is
-// asleep. Defined in draining/drainer_wake.cpp.
+// asleep. Defined in the recorder (the drainer's wake-up).
 void ring_past_wake_fill() noexcept;
 // The recording clock's raw time now (TSC ticks or CLOCK_MONOTONIC ns, as
-// the session records), for the drop marks. Defined in recording/recorder.cpp.
+// the session records), for the drop marks. Defined in the recorder.
 uint64_t ring_clock_ticks() noexcept;
 // The calling thread moved from ring `from` to its successor `to` (growth):
-// its thread slot now names `to`. Defined in recording/recorder.cpp.
+// its thread slot now names `to`. Defined in the recorder.
 void ring_switched(Ring* from, Ring* to) noexcept;
 }  // namespace internal
 
