@@ -107,13 +107,13 @@ def torch_loop(rpt, run, label, rounds):
     for r in range(rounds):
         # A different order each round, so no case always follows the same one.
         for name in cases[r % len(cases):] + cases[:r % len(cases)]:
-            rpt.set_ops_level(levels.get(name, "off"), sampling=0.01)
+            rpt.set_operator_level(levels.get(name, "off"), sampling=0.01)
             ext._noop_callback(name.startswith("no-op"), 0.01 if "sampled" in name else 1.0)
             t0 = time.perf_counter_ns()
             run(20)
             times[name].append(time.perf_counter_ns() - t0)
             ext._noop_callback(False)
-    rpt.set_ops_level("sampled", sampling=0.01)
+    rpt.set_operator_level("sampled", sampling=0.01)
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["no operator capture"]
     for k in cases:
@@ -131,7 +131,7 @@ def sampling_accuracy(rpt, steps, probability):
     ringprof.stop()
     for level in ("always_on", "sampled"):
         d = tempfile.mkdtemp(prefix="ringprof-bench-")
-        rpt.set_ops_level(level, sampling=probability)
+        rpt.set_operator_level(level, sampling=probability)
         ringprof.start(dir=d, sample_hz=0)
         run(steps)
         ringprof.stop()
@@ -141,7 +141,7 @@ def sampling_accuracy(rpt, steps, probability):
         for z in zones:
             total[z.name] += z.dur_ns
         results[level] = (count, total)
-    rpt.set_ops_level("sampled", sampling=0.01)
+    rpt.set_operator_level("sampled", sampling=0.01)
     full_count, full_total = results["always_on"]
     s_count, s_total = results["sampled"]
     print("sampling accuracy, %d steps of the 16-32-4 loop, p=%g (%d of %d operators recorded):" % (

@@ -103,14 +103,14 @@ print("ABI=%d" % int(torch._C._GLIBCXX_USE_CXX11_ABI))
 print("SUFFIX='%s'" % sysconfig.get_config_var("EXT_SUFFIX"))
 EOF
 )"
-  FLAGS="-std=c++20 -O2 -g -fPIC -fvisibility=hidden -DNDEBUG -D_GLIBCXX_USE_CXX11_ABI=$ABI -I$ROOT/python/src -I$ROOT/core/include $INC"
-  for src in torch_ops torch_capture torch_names; do
+  FLAGS="-std=c++20 -O2 -g -fPIC -fvisibility=hidden -DNDEBUG -D_GLIBCXX_USE_CXX11_ABI=$ABI -I$ROOT/python/src -I$ROOT/core/include -I$ROOT/sinks/include $INC"
+  for src in torch_module torch_capture torch_names; do
     g++ $FLAGS -c "$ROOT/python/src/$src.cpp" -o "$W/$src.o" &
   done
   wait
   LINK=""
   for d in $LIBDIRS; do LINK="$LINK -L$d -Wl,-rpath,$d"; done
-  g++ -shared -o "$EXT_DIR/_ringprof_torch$SUFFIX" "$W"/torch_ops.o "$W"/torch_capture.o "$W"/torch_names.o \
+  g++ -shared -o "$EXT_DIR/_ringprof_torch$SUFFIX" "$W"/torch_module.o "$W"/torch_capture.o "$W"/torch_names.o \
     -L"$CARRY/lib" -lringprof $LINK -ltorch_cpu -lc10
   echo "built $EXT_DIR/_ringprof_torch$SUFFIX"
 ) >"$W/torch_ext.log" 2>&1 &

@@ -8,7 +8,7 @@ autograd's backward operators and record_function() labels become zones on
 the thread that ran them, through RecordFunction's global callbacks,
 registered only while ringprof records.
 
-Levels (set_ops_level, or RINGPROF_TORCH_OPS):
+Operator levels (set_operator_level, or RINGPROF_TORCH_OPS):
   "sampled"    the default: a random sample of operators (probability
                RINGPROF_TORCH_OPS_SAMPLING, default 0.01) at the always-on
                level, and every operator inside detailed windows;
@@ -21,7 +21,12 @@ nothing, makes PyTorch slower on every operator (docs/performance.md,
 
 Input shapes and dtypes (zone arguments "Input Dims" and "Input type") are
 recorded for every operator while the level is detailed, never outside it;
-set_ops_level(..., shapes=False) or RINGPROF_TORCH_SHAPES=0 leaves them out.
+set_operator_level(..., shapes=False) or RINGPROF_TORCH_SHAPES=0 leaves them out.
+
+"Operator level" is this module's word for which PyTorch operators become
+zones; ringprof's own detail level (ringprof.set_mode) is another setting.
+The names set_ops_level, ops_level, ops_sampling and ops_shapes from before
+0.2 still work.
 """
 import os as _os
 import sys as _sys
@@ -35,7 +40,7 @@ _LEVELS = {"off": 0, "always_on": 1, "detailed": 2, "sampled": 3}
 _NAMES = {v: k for k, v in _LEVELS.items()}
 
 
-def set_ops_level(level, sampling=None, shapes=None):
+def set_operator_level(level, sampling=None, shapes=None):
     """Which operators are recorded: "sampled", "always_on", "detailed" or "off".
 
     sampling: the probability an operator is recorded at the "sampled" level
@@ -44,7 +49,7 @@ def set_ops_level(level, sampling=None, shapes=None):
     shapes and dtypes (default True).
     """
     if level not in _LEVELS:
-        raise ValueError("ringprof.torch ops level must be sampled, always_on, detailed or off, not %r" % (level,))
+        raise ValueError("ringprof.torch operator level must be sampled, always_on, detailed or off, not %r" % (level,))
     if sampling is not None:
         if not 0 < sampling <= 1:
             raise ValueError("ringprof.torch sampling must be in (0, 1], not %r" % (sampling,))
@@ -54,17 +59,24 @@ def set_ops_level(level, sampling=None, shapes=None):
     _ext._set_level(_LEVELS[level])
 
 
-def ops_level():
+def operator_level():
     return _NAMES[_ext._level()]
 
 
-def ops_sampling():
+def operator_sampling():
     return _ext._sampling()
 
 
-def ops_shapes():
+def operator_shapes():
     """Whether input shapes are recorded at the detailed level."""
     return _ext._record_shapes()
+
+
+# The names before 0.2, when "ops" meant both operators and operations.
+set_ops_level = set_operator_level
+ops_level = operator_level
+ops_sampling = operator_sampling
+ops_shapes = operator_shapes
 
 
 def _on_start():
@@ -272,7 +284,7 @@ class profile:
 
     Inside the block, p.step() is the step boundary: it calls ringprof.step(),
     so the loop must not call ringprof.step() too (the schedule counts every
-    step of the process). Operators are recorded at the ops level (sampled
+    step of the process). Operators are recorded at the operator level (sampled
     outside windows by default); the schedule's active steps are ringprof
     windows, where every operator is recorded, and at the end
     of each, on_trace_ready(p) runs in the step() call, as torch runs it, with
@@ -334,7 +346,7 @@ class profile:
         self._dir = _ringprof._recording_dir()
         self._windows = _queue.Queue()  # only this block's windows
         if _ext._level() == _LEVELS["off"]:
-            set_ops_level("sampled")
+            set_operator_level("sampled")
         # record_shapes: the windows' operators carry their input shapes, as
         # torch's do; restored at stop().
         self._shapes_before = _ext._record_shapes()

@@ -12,7 +12,7 @@
 #include "ringprof/tools/chrome_trace.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/trace_reader.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 #include "tools_records.h"
 
 namespace py = pybind11;
@@ -22,8 +22,8 @@ namespace {
 
 // Each call first finds the window (find_window, without the GIL): an id the
 // files do not mark is a ValueError, raised once the GIL is back.
-WindowSpec window_spec(std::optional<uint64_t> window_id) {
-  WindowSpec w;
+RangeSpec window_range(std::optional<uint64_t> window_id) {
+  RangeSpec w;
   w.window_id = window_id;
   return w;
 }
@@ -40,7 +40,7 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
     window_ok = python::find_window(reader, window_id, &error).has_value();
     if (window_ok) {
       TableOptions options;
-      options.window = window_spec(window_id);
+      options.range = window_range(window_id);
       options.thread = thread;
       options.group_by_args = group_by_args;
       result = compute_table(reader, options);
@@ -87,7 +87,7 @@ py::dict chrome_trace(const std::vector<std::string>& paths, const std::string& 
     ok = python::find_window(reader, window_id, &error).has_value();
     if (ok) {
       ChromeTraceOptions options;
-      options.window = window_spec(window_id);
+      options.range = window_range(window_id);
       ok = write_chrome_trace_file(reader, options, out, &stats, &error);
       problems = python::problem_lines(reader);
     }

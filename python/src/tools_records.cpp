@@ -14,7 +14,7 @@
 #include "ringprof/gpu.h"
 #include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/trace_reader.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 #include "ringprof/tools/zone_tracker.h"
 #include "symbols/demangle.h"
 
@@ -71,11 +71,11 @@ std::string thread_name(const ProcessState& p, uint32_t index) {
   return t ? t->name : std::string();
 }
 
-void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
+void collect(TraceReader& reader, const TimeRange& range, Collected& out) {
   StackResolver resolver;
   const ProcessState* current = nullptr;
   ZoneTracker tracker([&](const ClosedZone& z) {
-    if (!window.overlaps(z.begin_ns, z.end_ns)) return;
+    if (!range.overlaps(z.begin_ns, z.end_ns)) return;
     const ProcessState& p = *current;
     Zones& c = out.zones;
     c.pid.push_back(p.pid);
@@ -102,7 +102,7 @@ void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
     const ProcessState& p = v.process;
     for (const DecodedEvent& e : v.segment.events) {
       tracker.add(e);
-      if (!window.contains(e.ts_ns)) continue;
+      if (!range.contains(e.ts_ns)) continue;
       switch (e.kind) {
         case EventKind::Sample: {
           Samples& s = out.samples;
@@ -158,7 +158,7 @@ void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
       }
     }
     for (const GpuActivity& a : v.segment.gpu) {
-      if (a.kind == GpuKind::None || !window.overlaps(a.start_ns, a.end_ns)) continue;
+      if (a.kind == GpuKind::None || !range.overlaps(a.start_ns, a.end_ns)) continue;
       Gpu& g = out.gpu;
       g.pid.push_back(p.pid);
       g.kind.push_back(gpu_kind_name(a.kind));
@@ -180,11 +180,11 @@ void collect(TraceReader& reader, const TimeWindow& window, Collected& out) {
 
 }  // namespace
 
-std::optional<TimeWindow> find_window(TraceReader& reader, std::optional<uint64_t> window_id, std::string* error) {
-  if (!window_id) return TimeWindow{};
-  WindowSpec spec;
+std::optional<TimeRange> find_window(TraceReader& reader, std::optional<uint64_t> window_id, std::string* error) {
+  if (!window_id) return TimeRange{};
+  RangeSpec spec;
   spec.window_id = window_id;
-  return resolve_trace_window(reader, spec, error);
+  return resolve_trace_range(reader, spec, error);
 }
 
 std::vector<std::string> problem_lines(const TraceReader& reader) {
@@ -200,9 +200,9 @@ py::dict read_records(const std::vector<std::string>& paths, std::optional<uint6
   {
     py::gil_scoped_release release;
     TraceReader reader(paths);
-    const std::optional<TimeWindow> window = find_window(reader, window_id, &error);
-    window_ok = window.has_value();
-    if (window_ok) collect(reader, *window, c);
+    const std::optional<TimeRange> range = find_window(reader, window_id, &error);
+    window_ok = range.has_value();
+    if (window_ok) collect(reader, *range, c);
   }
   if (!window_ok) throw py::value_error(error);
   py::dict d;

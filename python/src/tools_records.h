@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof::python {
 
 // The window `window_id` names in the reader's files (unbounded without an
 // id); nullopt with *error set when no file marks it. Needs no GIL.
-std::optional<TimeWindow> find_window(TraceReader& reader, std::optional<uint64_t> window_id, std::string* error);
+std::optional<TimeRange> find_window(TraceReader& reader, std::optional<uint64_t> window_id, std::string* error);
 
 // Problems the reader met (damaged files), one line each as the CLI prints
 // them: handed to Python to print, never thrown.

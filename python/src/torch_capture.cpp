@@ -17,7 +17,7 @@
 #include "torch_names.h"
 #include "zone_bits.h"
 
-namespace ringprof::torch_ops {
+namespace ringprof::torch_operators {
 namespace {
 
 std::atomic<int> g_level{kSampled};
@@ -321,5 +321,5 @@ void set_noop_callback(bool on, double probability) {
   }
 }
 
-}  // namespace ringprof::torch_ops
+}  // namespace ringprof::torch_operators
 

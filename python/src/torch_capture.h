@@ -1,6 +1,6 @@
 // torch_capture.h — PyTorch operators as ringprof zones, through
 // RecordFunction's global callbacks (the capture behind ringprof.torch and
-// bench/torch_ops_bench.cpp).
+// bench/torch_operators_bench.cpp).
 //
 // Each operator (aten::linear, aten::addmm, autograd's AddmmBackward0, a
 // record_function() label) is a zone on the thread that ran it: the start
@@ -12,7 +12,7 @@
 // it, on the autograd thread's track.
 #pragma once
 
-namespace ringprof::torch_ops {
+namespace ringprof::torch_operators {
 
 // Which operators are recorded while ringprof records:
 //   kAlwaysOn  every operator;
@@ -55,4 +55,4 @@ bool recording_inputs();
 // capture's is (same scopes): the floor of any capture through RecordFunction.
 void set_noop_callback(bool on, double probability = 1.0);
 
-}  // namespace ringprof::torch_ops
+}  // namespace ringprof::torch_operators

@@ -5,7 +5,7 @@
 #include <string>
 #include <unordered_set>
 
-namespace ringprof::torch_ops {
+namespace ringprof::torch_operators {
 
 const char* intern_op_name_slow(const char* name) {
   // Never destroyed: the drainer reads these names at exit.
@@ -17,4 +17,4 @@ const char* intern_op_name_slow(const char* name) {
   return names->emplace(name).first->c_str();
 }
 
-}  // namespace ringprof::torch_ops
+}  // namespace ringprof::torch_operators

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace ringprof::torch_ops {
+namespace ringprof::torch_operators {
 
 inline constexpr size_t kMaxOpNames = 65536;  // distinct names; past it names travel inline
 
@@ -33,4 +33,4 @@ inline const char* op_name(NameCacheEntry* cache, const char* name) {
   return interned;
 }
 
-}  // namespace ringprof::torch_ops
+}  // namespace ringprof::torch_operators

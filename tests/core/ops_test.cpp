@@ -18,7 +18,7 @@
 #include "support/capture_sink.h"
 #include "operation/detail_level.h"
 #include "ringprof/ringprof.h"
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 
 using namespace ringprof;
 using ringprof::test::CaptureSink;
@@ -486,16 +486,16 @@ TEST(TimePoint, DurationsWallClockAndToday) {
   EXPECT_FALSE(parse_time_point("2024-13-01T00:00:00Z"));
   EXPECT_FALSE(parse_time_point("yesterday"));
   // Resolving: wall-clock ends through the realtime offset, --around as a centre and width.
-  WindowSpec spec;
+  RangeSpec spec;
   spec.from_wall_ns = 1'000'500;
   spec.to_wall_ns = 1'000'900;
-  TimeWindow w = resolve_window(spec, 100, 1000, 1'000'000);
+  TimeRange w = resolve_range(spec, 100, 1000, 1'000'000);
   EXPECT_EQ(w.begin_ns, 500u);
   EXPECT_EQ(w.end_ns, 900u);
-  WindowSpec around;
+  RangeSpec around;
   around.around = TimePoint{false, 300};
   around.around_width_ns = 100;
-  w = resolve_window(around, 1000, 5000);
+  w = resolve_range(around, 1000, 5000);
   EXPECT_EQ(w.begin_ns, 1250u);
   EXPECT_EQ(w.end_ns, 1350u);
 }

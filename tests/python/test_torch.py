@@ -58,12 +58,12 @@ def torch_profiler_counts(loop):
 
 class TorchOpsTest(unittest.TestCase):
     def setUp(self):
-        ringprof.torch.set_ops_level("always_on")
+        ringprof.torch.set_operator_level("always_on")
 
     def tearDown(self):
         if ringprof.is_recording():
             ringprof.stop()
-        ringprof.torch.set_ops_level("sampled", sampling=0.01)
+        ringprof.torch.set_operator_level("sampled", sampling=0.01)
 
     def record(self, loop, steps=STEPS, **settings):
         d = support.fresh_dir(self)
@@ -110,7 +110,7 @@ class TorchOpsTest(unittest.TestCase):
 
     def test_sampled_level_records_a_sample_outside_windows_and_all_inside(self):
         d = support.fresh_dir(self)
-        ringprof.torch.set_ops_level("sampled", sampling=0.01)
+        ringprof.torch.set_operator_level("sampled", sampling=0.01)
         a, b = torch.ones(1), torch.ones(1)
         ringprof.start(dir=d, sample_hz=0)
         self.assertEqual(ringprof.torch._ext._registered_probability(), 0.01)
@@ -132,7 +132,7 @@ class TorchOpsTest(unittest.TestCase):
         self.assertIn("ringprof.torch.sampling", support.cli("info", d))
 
     def test_level_changes_reach_the_capture_through_the_drainer(self):
-        ringprof.torch.set_ops_level("detailed")
+        ringprof.torch.set_operator_level("detailed")
         ringprof.start(dir=support.fresh_dir(self), sample_hz=0, drain_ms=5)
         self.assertEqual(ringprof.torch._ext._registered_probability(), 0.0)
         ringprof.set_mode("detailed")
@@ -142,7 +142,7 @@ class TorchOpsTest(unittest.TestCase):
 
     def test_detailed_level_records_operators_in_windows_only(self):
         loop = make_loop()
-        ringprof.torch.set_ops_level("detailed")
+        ringprof.torch.set_operator_level("detailed")
         d = self.record(loop, schedule="wait=2,active=3,repeat=1")
         self.assertEqual(support.calls(d)["aten::addmm"], 2 * 3)
         # Window ids are unique in the process, which ran earlier tests' windows.
@@ -151,9 +151,17 @@ class TorchOpsTest(unittest.TestCase):
 
     def test_off_records_no_operators(self):
         loop = make_loop()
-        ringprof.torch.set_ops_level("off")
+        ringprof.torch.set_operator_level("off")
         d = self.record(loop)
         self.assertEqual(support.cli("info", d).count("zone_begin"), 0)
+
+    def test_the_old_names_set_the_same_operator_level(self):
+        ringprof.torch.set_ops_level("detailed", sampling=0.5)
+        self.assertEqual(ringprof.torch.operator_level(), "detailed")
+        self.assertEqual(ringprof.torch.operator_sampling(), 0.5)
+        ringprof.torch.set_operator_level("off")
+        self.assertEqual(ringprof.torch.ops_level(), "off")
+        self.assertEqual(ringprof.torch.ops_shapes(), ringprof.torch.operator_shapes())
 
     def test_level_off_removes_the_callback(self):
         ringprof.start(dir=support.fresh_dir(self), sample_hz=0)
@@ -168,7 +176,7 @@ class TorchOpsTest(unittest.TestCase):
             d = support.fresh_dir(self)
             r = support.run_python(textwrap.dedent("""
                 import os, torch, ringprof, ringprof.torch
-                ringprof.torch.set_ops_level("always_on")
+                ringprof.torch.set_operator_level("always_on")
                 ringprof.start(dir=%r, sample_hz=0, fork=%r)
                 a = torch.ones(2)
                 pid = os.fork()
@@ -266,11 +274,11 @@ class InputShapesTest(unittest.TestCase):
     def tearDown(self):
         if ringprof.is_recording():
             ringprof.stop()
-        ringprof.torch.set_ops_level("sampled", sampling=0.01, shapes=True)
+        ringprof.torch.set_operator_level("sampled", sampling=0.01, shapes=True)
 
     def record_detailed(self, loop, **ops):
         d = support.fresh_dir(self)
-        ringprof.torch.set_ops_level("always_on", **ops)
+        ringprof.torch.set_operator_level("always_on", **ops)
         self.assertTrue(ringprof.start(dir=d, sample_hz=0))
         self.assertFalse(ringprof.torch._ext._recording_inputs())  # always_on: no shapes
         ringprof.set_mode("detailed")
@@ -308,7 +316,7 @@ class InputShapesTest(unittest.TestCase):
     def test_no_shapes_outside_detailed_or_when_turned_off(self):
         loop = make_loop()
         d = support.fresh_dir(self)
-        ringprof.torch.set_ops_level("always_on")
+        ringprof.torch.set_operator_level("always_on")
         self.assertTrue(ringprof.start(dir=d, sample_hz=0))
         loop(2, ringprof.step)
         ringprof.stop()
@@ -317,7 +325,7 @@ class InputShapesTest(unittest.TestCase):
         self.assertEqual([r for r in rows if r[2]], [])
         # shapes=False: the detailed level records operators without them.
         d = self.record_detailed(loop, shapes=False)
-        self.assertFalse(ringprof.torch.ops_shapes())
+        self.assertFalse(ringprof.torch.operator_shapes())
         rows = self.rows_by_shape(d)
         self.assertEqual(sum(c for n, _, _, c in rows if n == "aten::addmm"), 2 * STEPS)
         self.assertEqual([r for r in rows if r[2]], [])
@@ -341,12 +349,12 @@ class DropInProfileTest(unittest.TestCase):
     """ringprof.torch.profile used where torch.profiler.profile was."""
 
     def setUp(self):
-        ringprof.torch.set_ops_level("always_on")  # every operator, so window counts compare with all steps'
+        ringprof.torch.set_operator_level("always_on")  # every operator, so window counts compare with all steps'
 
     def tearDown(self):
         if ringprof.is_recording():
             ringprof.stop()
-        ringprof.torch.set_ops_level("sampled", sampling=0.01)
+        ringprof.torch.set_operator_level("sampled", sampling=0.01)
 
     def run_profile(self, steps, **kwargs):
         d = support.fresh_dir(self)
@@ -386,7 +394,7 @@ class DropInProfileTest(unittest.TestCase):
         self.assertEqual(sum(1 for e in zones if e["name"] == "aten::addmm"), 4)
 
     def test_windows_hold_every_operator_at_the_default_sampled_level(self):
-        ringprof.torch.set_ops_level("sampled", sampling=0.01)
+        ringprof.torch.set_operator_level("sampled", sampling=0.01)
         _, traces = self.run_profile(6, schedule=torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1))
         counts = traces[0][2]
         self.assertEqual(counts["aten::addmm"], 2 * 2)
@@ -437,12 +445,12 @@ class DropInProfileTest(unittest.TestCase):
         header = text.splitlines()[1]
         self.assertTrue(header.rstrip().endswith("Input Shapes"))
         self.assertIn("[[32], [8, 16], [16, 32], [], []]", text)
-        self.assertEqual(ringprof.torch.ops_shapes(), True)  # restored
+        self.assertEqual(ringprof.torch.operator_shapes(), True)  # restored
 
         # record_shapes=False (torch's default): operators without shapes.
         with ringprof.torch.profile(dir=support.fresh_dir(self), sample_hz=0) as p:
             loop(1)
-        self.assertTrue(ringprof.torch.ops_shapes())
+        self.assertTrue(ringprof.torch.operator_shapes())
         rows = p.key_averages(group_by_input_shape=True)
         self.assertEqual({r.input_shapes for r in rows}, {""})
 

@@ -160,21 +160,21 @@ TEST(ChromeTrace, WindowKeepsOverlappingZonesWhole) {
   using V = std::vector<std::string>;
 
   ChromeTraceOptions o;
-  o.window.from_ns = 1'500'000;  // 1.5 ms .. 2.6 ms: z1 (whole), its mark at 2.5 ms
-  o.window.to_ns = 2'600'000;
+  o.range.from_ns = 1'500'000;  // 1.5 ms .. 2.6 ms: z1 (whole), its mark at 2.5 ms
+  o.range.to_ns = 2'600'000;
   json doc = json::parse(convert({dir.file("w.rpf")}, o));
   EXPECT_EQ(names_of(doc, "X"), V({"z1@1002000.0"}));
   EXPECT_DOUBLE_EQ(with_ph(doc, "X")[0].at("dur").get<double>(), 1000.0);
   EXPECT_EQ(names_of(doc, "i"), V({"mark@1002500.0"}));
 
-  o.window.from_ns = 2'500'000;  // 2.5 .. 4.2 ms: z1 and z2 overlap; only the 2.5 ms mark is inside
-  o.window.to_ns = 4'200'000;
+  o.range.from_ns = 2'500'000;  // 2.5 .. 4.2 ms: z1 and z2 overlap; only the 2.5 ms mark is inside
+  o.range.to_ns = 4'200'000;
   doc = json::parse(convert({dir.file("w.rpf")}, o));
   EXPECT_EQ(names_of(doc, "X"), V({"z1@1002000.0", "z2@1004000.0"}));
   EXPECT_EQ(names_of(doc, "i"), V({"mark@1002500.0"}));
 
   ChromeTraceOptions last;
-  last.window.last_ns = 1'000'000;  // the trace ends at 5 ms: 4 .. 5 ms
+  last.range.last_ns = 1'000'000;  // the trace ends at 5 ms: 4 .. 5 ms
   doc = json::parse(convert({dir.file("w.rpf")}, last));
   EXPECT_EQ(names_of(doc, "X"), V({"z2@1004000.0"}));
   EXPECT_EQ(names_of(doc, "i"), V({"mark@1004500.0"}));

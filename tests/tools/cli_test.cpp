@@ -188,6 +188,24 @@ TEST(Cli, GoodFileExitsZero) {
   EXPECT_EQ(cli("convert " + q(dir.file("a.rpf")) + " --format xml -o -").exit_code, 1);
 }
 
+// --around T --width D: zones at [0, 0.5], [1, 1.5] and [2, 2.5] ms. Centred
+// on 1.25 ms, 0.2 ms reaches only the second; 2 ms ([0.25, 2.25] ms) touches
+// all three. --window is --width's name before 0.2 and must still work.
+TEST(Cli, AroundTakesItsWidthUnderBothNames) {
+  test::TempDir dir;
+  test::write_file(dir.file("a.rpf"), three_segments().bytes);
+  auto calls = [&](const std::string& width) {
+    const test::CommandResult r = cli("table --format csv " + q(dir.path()) + " --around 1.25ms " + width);
+    EXPECT_EQ(r.exit_code, 0) << width << ": " << r.err;
+    const std::vector<std::string> lines = lines_of(r.out);
+    return lines.size() == 2 && lines[1].rfind("work,", 0) == 0 ? std::stoi(lines[1].substr(5)) : -1;
+  };
+  EXPECT_EQ(calls("--width 0.2ms"), 1);
+  EXPECT_EQ(calls("--window 0.2ms"), 1);
+  EXPECT_EQ(calls("--width 2ms"), 3);
+  EXPECT_EQ(calls("--window 2ms"), 3);
+}
+
 TEST(Cli, TruncatedFile) {
   test::TempDir dir;
   const Trace t = three_segments();

@@ -506,7 +506,7 @@ TEST(FindingsPageableCopies, TheCriticalShareIsOfTheWindow) {
   EXPECT_EQ(find_rule(whole, "pageable_copies")->severity, FindingSeverity::Warning);
   EXPECT_EQ(find_rule(whole, "pageable_copies")->figure("copy_pct"), "5.0");
   FindingsOptions first;
-  first.window.to_ns = 20 * kMs;
+  first.range.to_ns = 20 * kMs;
   const auto windowed = findings_of(path, first);
   ASSERT_EQ(count_rule(windowed, "pageable_copies"), 1u);
   const Finding& f = *find_rule(windowed, "pageable_copies");
@@ -595,11 +595,11 @@ TEST(FindingsCommExposed, AWindowIsHonouredEvenWithARanksReport) {
   ASSERT_EQ(ranks.ranks.size(), 1u);
   // The second half (from 5.5 ms, steps 5-9): no communication at all.
   FindingsOptions second;
-  second.window.from_ns = 5500 * kUs;
+  second.range.from_ns = 5500 * kUs;
   EXPECT_EQ(count_rule(find_problems(reader, second, &ranks), "comm_exposed"), 0u);
   // The first half (to 4.5 ms, steps 0-4): 400 of 1000 µs per step.
   FindingsOptions first;
-  first.window.to_ns = 4500 * kUs;
+  first.range.to_ns = 4500 * kUs;
   const auto all = find_problems(reader, first, &ranks);
   ASSERT_EQ(count_rule(all, "comm_exposed"), 1u);
   const Finding& f = *find_rule(all, "comm_exposed");
@@ -683,7 +683,7 @@ TEST(FindingsSlowSteps, AFirstSlowStepLaterInTheRunIsNotWarmUp) {
   // Steps 0-9, step 3 at 3 ms; from 3.5 ms the window touches steps 3-9:
   // step 3 comes first, 2 ms lost of 9 ms (22.2%).
   FindingsOptions from;
-  from.window.from_ns = 3500 * kUs;
+  from.range.from_ns = 3500 * kUs;
   const auto windowed = findings_of(write_steps(dir, 10, 3, 3000), from);
   ASSERT_EQ(count_rule(windowed, "slow_steps"), 1u);
   EXPECT_EQ(find_rule(windowed, "slow_steps")->severity, FindingSeverity::Critical);
@@ -817,7 +817,7 @@ TEST(Findings, MostSevereFirstAndWindowed) {
   // The first 3.5 ms of the trace (it starts with step 0's mark) touch
   // steps 0-3 only: no slow step among them.
   FindingsOptions first;
-  first.window.to_ns = 3500 * kUs;
+  first.range.to_ns = 3500 * kUs;
   const auto windowed = findings_of(path, first);
   EXPECT_EQ(count_rule(windowed, "slow_steps"), 0u);
   ASSERT_EQ(count_rule(windowed, "gpu_idle"), 1u);

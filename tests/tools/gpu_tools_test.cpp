@@ -251,7 +251,7 @@ TEST(GpuSummaryTest, WindowClipsBusyTime) {
   write_trace(t);
   TraceReader reader({t.path});
   GpuSummaryOptions o;
-  o.window.from_ns = 1'250'000;  // 2250 us: only the last relu [2310, 2330]
+  o.range.from_ns = 1'250'000;  // 2250 us: only the last relu [2310, 2330]
   const GpuSummary s = compute_gpu_summary(reader, o);
   ASSERT_EQ(s.devices.size(), 1u);
   EXPECT_EQ(s.window_ns, 80'000u);

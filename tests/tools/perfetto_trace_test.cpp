@@ -380,8 +380,8 @@ TEST(PerfettoTrace, WindowKeepsOverlappingZonesWhole) {
   test::write_file(dir.file("w.rpf"), b.bytes());
 
   PerfettoTraceOptions options;
-  options.window.from_ns = 2'200'000;  // inside z1, around its instant (2.5 ms)
-  options.window.to_ns = 2'600'000;
+  options.range.from_ns = 2'200'000;  // inside z1, around its instant (2.5 ms)
+  options.range.to_ns = 2'600'000;
   const Model m = read_model(convert({dir.file("w.rpf")}, options));
   ASSERT_EQ(m.error, "");
   const std::vector<Event> events = m.on(m.track_named("w"));

@@ -178,7 +178,7 @@ TEST_F(SampleOutputs, ThreadFilterAndWindowSelectSamples) {
   // The last 25 ms of the trace hold the last three samples (at +70, +80 and
   // +90 ms; the trace ends at the last one).
   SampleOptions last;
-  last.window.last_ns = 25'000'000;
+  last.range.last_ns = 25'000'000;
   p = collect_samples(reader, last);
   EXPECT_EQ(p.samples, 3u);
 }

@@ -155,18 +155,18 @@ TEST_F(TableTest, ThreadByNameOrTid) {
 
 TEST_F(TableTest, WindowCountsOverlappingZonesWhole) {
   TableOptions o;
-  o.window.from_ns = 2100 * kUs;  // inside the second outer's A [2100, 2400]
-  o.window.to_ns = 2200 * kUs;
+  o.range.from_ns = 2100 * kUs;  // inside the second outer's A [2100, 2400]
+  o.range.to_ns = 2200 * kUs;
   const TableResult r = table(o);
   ASSERT_EQ(names(r), V({"outer", "A"}));
   EXPECT_EQ(r.rows[0].calls, 1u);
   EXPECT_EQ(r.rows[0].total_ns, 1000 * kUs);
-  EXPECT_EQ(r.rows[0].self_ns, 600 * kUs);  // both children subtract, in the window or not
+  EXPECT_EQ(r.rows[0].self_ns, 600 * kUs);  // both children subtract, in the range or not
   EXPECT_EQ(r.rows[1].calls, 1u);
   EXPECT_EQ(r.rows[1].total_ns, 300 * kUs);
 
   TableOptions last;
-  last.window.last_ns = 350 * kUs;  // trace ends at 5000 us: 4650 .. 5000, only the third outer
+  last.range.last_ns = 350 * kUs;  // trace ends at 5000 us: 4650 .. 5000, only the third outer
   const TableResult l = table(last);
   ASSERT_EQ(names(l), V({"outer"}));
   EXPECT_EQ(l.rows[0].calls, 1u);
@@ -225,7 +225,7 @@ TEST(Table, SelfTimeOfNestedAndRecursiveZones) {
   EXPECT_EQ(r.unmatched_zone_ends, 1u);
 }
 
-TEST(TimeWindow, Durations) {
+TEST(TimeRange, Durations) {
   EXPECT_EQ(parse_duration_ns("500ms"), 500'000'000u);
   EXPECT_EQ(parse_duration_ns("2.5s"), 2'500'000'000u);
   EXPECT_EQ(parse_duration_ns("1m"), 60'000'000'000u);
@@ -241,25 +241,25 @@ TEST(TimeWindow, Durations) {
     EXPECT_FALSE(parse_duration_ns(bad).has_value()) << bad;
 }
 
-TEST(TimeWindow, ResolveAgainstTheTrace) {
-  WindowSpec s;
+TEST(TimeRange, ResolveAgainstTheTrace) {
+  RangeSpec s;
   s.from_ns = 10;
   s.to_ns = 20;
-  TimeWindow w = resolve_window(s, 1000, 5000);
+  TimeRange w = resolve_range(s, 1000, 5000);
   EXPECT_EQ(w.begin_ns, 1010u);
   EXPECT_EQ(w.end_ns, 1020u);
-  WindowSpec last;
+  RangeSpec last;
   last.last_ns = 300;
-  w = resolve_window(last, 1000, 5000);
+  w = resolve_range(last, 1000, 5000);
   EXPECT_EQ(w.begin_ns, 4700u);
   EXPECT_EQ(w.end_ns, UINT64_MAX);
   last.last_ns = 1'000'000;  // longer than the trace: everything
-  EXPECT_EQ(resolve_window(last, 1000, 5000).begin_ns, 0u);
+  EXPECT_EQ(resolve_range(last, 1000, 5000).begin_ns, 0u);
   EXPECT_TRUE(w.overlaps(4000, 4700));
   EXPECT_FALSE(w.overlaps(4000, 4699));
 }
 
-TEST(TimeWindow, MicrosecondsWithThreeDecimals) {
+TEST(TimeRange, MicrosecondsWithThreeDecimals) {
   EXPECT_EQ(format_us(0), "0.000");
   EXPECT_EQ(format_us(7), "0.007");
   EXPECT_EQ(format_us(1'234'567), "1234.567");

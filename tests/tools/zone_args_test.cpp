@@ -253,7 +253,7 @@ TEST(ZoneArgs, GpuColumnsFollowTheArgumentRows) {
 TEST_F(ZoneArgsTest, ExtractKeepsTheArguments) {
   ExtractOptions o;
   o.output_dir = dir_.file("x");
-  const ExtractResult r = extract_window({path_}, o);
+  const ExtractResult r = extract_range({path_}, o);
   ASSERT_TRUE(r.ok) << r.error;
   TraceReader reader({o.output_dir});
   TableOptions t;
@@ -270,9 +270,9 @@ TEST_F(ZoneArgsTest, ExtractKeepsTheArguments) {
 TEST_F(ZoneArgsTest, ExtractRestatesTheArgumentsOfAZoneCrossingTheWindowStart) {
   ExtractOptions o;
   o.output_dir = dir_.file("x");
-  o.window.from_ns = 50 * kUs;  // from the trace's start (T): inside the first op, after its argument
-  o.window.to_ns = 250 * kUs;
-  const ExtractResult r = extract_window({path_}, o);
+  o.range.from_ns = 50 * kUs;  // from the trace's start (T): inside the first op, after its argument
+  o.range.to_ns = 250 * kUs;
+  const ExtractResult r = extract_range({path_}, o);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.clipped_zones, 2u);  // op's begin at the window start, the second op's end at its end
   TraceReader reader({o.output_dir});

@@ -17,7 +17,7 @@ void add_reading_commands(CLI::App& app);
 // convert, flame, pprof: files for other tools (commands/exports.cpp).
 void add_export_commands(CLI::App& app);
 // table, gpu, memory: summaries printed as tables (commands/reports.cpp).
-void add_report_commands(CLI::App& app);
+void add_summary_commands(CLI::App& app);
 // diff: two recordings compared (commands/compare.cpp).
 void add_compare_commands(CLI::App& app);
 // extract, trigger: working with a live recording (commands/live.cpp).
@@ -25,6 +25,6 @@ void add_live_commands(CLI::App& app);
 // ranks: a distributed job, rank by rank (commands/ranks.cpp).
 void add_rank_commands(CLI::App& app);
 // report: an HTML page about a recording (commands/report.cpp).
-void add_report_page_commands(CLI::App& app);
+void add_report_commands(CLI::App& app);
 
 }  // namespace ringprof::cli

@@ -76,11 +76,11 @@ CLI::App& build(CLI::App& app) {
   // The commands inherit the settings above, not the footer (it is the app's).
   add_reading_commands(app);
   add_export_commands(app);
-  add_report_commands(app);
+  add_summary_commands(app);
   add_compare_commands(app);
   add_live_commands(app);
   add_rank_commands(app);
-  add_report_page_commands(app);
+  add_report_commands(app);
   app.footer(kFooter);
   return app;
 }

@@ -16,7 +16,7 @@ namespace {
 // the paths to the ranks' files first, so the command never sees the rest.
 struct PathSelection {
   std::vector<std::string>* paths = nullptr;
-  const WindowSpec* window = nullptr;     // the command's, checked before any file is read
+  const RangeSpec* range = nullptr;      // the command's, checked before any file is read
   std::string rank_text;
   std::vector<int32_t>* ranks = nullptr;  // the parsed list, for a command that wants it
 };
@@ -57,8 +57,8 @@ void on_run(CLI::App& cmd, std::function<int()> run, std::function<void()> check
   // CLI11's way to end a callback with a status: main returns its code.
   cmd.callback([&cmd, run = std::move(run), check = std::move(check)] {
     // Usage errors first (exit 1, no file opened), then --rank, which reads.
-    if (const auto it = path_selections().find(&cmd); it != path_selections().end() && it->second->window)
-      check_window(*it->second->window);
+    if (const auto it = path_selections().find(&cmd); it != path_selections().end() && it->second->range)
+      check_range(*it->second->range);
     if (check) check();
     int status = apply_rank_selection(cmd);
     if (status == kExitOk) status = run();
@@ -122,14 +122,14 @@ CLI::Validator amount_validator() {
       "");
 }
 
-void add_window_options(CLI::App& cmd, WindowSpec& window) {
-  selection_of(cmd).window = &window;
+void add_range_options(CLI::App& cmd, RangeSpec& range) {
+  selection_of(cmd).range = &range;
   CLI::App& group = *cmd.add_option_group(
-      "Time window",
+      "Time range",
       "D: 500ms, 2.5s, 1m, 250us, 10ns, 1h (a bare number is seconds). T: a duration from the trace start, or a "
       "wall-clock time: 2024-05-01T12:00:00Z, 12:00:00 (today, local)");
-  auto moment = [&window](bool is_from) {
-    return [&window, is_from](const std::string& text) { window.set(is_from, *parse_time_point(text)); };
+  auto moment = [&range](bool is_from) {
+    return [&range, is_from](const std::string& text) { range.set(is_from, *parse_time_point(text)); };
   };
   CLI::Option* from = group.add_option_function<std::string>("--from", moment(true), "from T")
                           ->type_name("T")
@@ -140,28 +140,28 @@ void add_window_options(CLI::App& cmd, WindowSpec& window) {
   CLI::Option* last =
       group
           .add_option_function<std::string>(
-              "--last", [&window](const std::string& text) { window.last_ns = parse_duration_ns(text); },
+              "--last", [&range](const std::string& text) { range.last_ns = parse_duration_ns(text); },
               "the last D of the trace (back from its end)")
           ->type_name("D")
           ->check(duration_validator());
   CLI::Option* around =
       group
           .add_option_function<std::string>(
-              "--around", [&window](const std::string& text) { window.around = parse_time_point(text); },
-              "a window centred on T")
+              "--around", [&range](const std::string& text) { range.around = parse_time_point(text); },
+              "a range centred on T")
           ->type_name("T")
           ->check(time_point_validator());
   group
       .add_option_function<std::string>(
-          "--window", [&window](const std::string& text) { window.around_width_ns = *parse_duration_ns(text); },
-          "the width of the --around window (default 30s)")
+          "--width,--window", [&range](const std::string& text) { range.around_width_ns = *parse_duration_ns(text); },
+          "the width of the --around range (default 30s; --window is its old name)")
       ->type_name("D")
       ->check(duration_validator());
   CLI::Option* window_id =
       group
           .add_option_function<std::string>(
-              "--window-id", [&window](const std::string& text) { window.window_id = std::stoull(text); },
-              "the events between window N's marks (ringprof info lists them)")
+              "--window-id", [&range](const std::string& text) { range.window_id = std::stoull(text); },
+              "the events of detailed window N, between its marks (ringprof info lists them)")
           ->type_name("N")
           ->check(digits_validator(18));
   for (CLI::Option* end : {from, to}) end->excludes(last)->excludes(around)->excludes(window_id);
@@ -169,7 +169,7 @@ void add_window_options(CLI::App& cmd, WindowSpec& window) {
   around->excludes(window_id);
 }
 
-void check_window(const WindowSpec& w) {
+void check_range(const RangeSpec& w) {
   if (w.from_ns && w.to_ns && *w.to_ns < *w.from_ns) usage_error("--to is before --from");
 }
 

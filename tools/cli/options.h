@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 
 namespace ringprof::cli {
 
@@ -25,8 +25,8 @@ constexpr int kExitUsage = 1;    // a usage error
 constexpr int kExitDamaged = 2;  // input skipped, output not written, or a request failed
 
 // Runs `run` when `cmd` is the command chosen; the status it returns becomes
-// ringprof's exit status. Before it: the usage checks (the window's, when the
-// command has add_window_options, and `check`, which reports through
+// ringprof's exit status. Before it: the usage checks (the range's, when the
+// command has add_range_options, and `check`, which reports through
 // usage_error), then --rank's narrowing of the paths (add_paths), which
 // reads the files, so a usage error always comes first.
 void on_run(CLI::App& cmd, std::function<int()> run, std::function<void()> check = {});
@@ -42,12 +42,12 @@ void on_run(CLI::App& cmd, std::function<int()> run, std::function<void()> check
 // when given, the list; a rank no file states is an error (exit 2).
 void add_paths(CLI::App& cmd, std::vector<std::string>& paths, std::vector<int32_t>* ranks = nullptr);
 
-// --from/--to, --last, --around/--window, --window-id: one way to say which
+// --from/--to, --last, --around/--width, --window-id: one way to say which
 // part of the trace, the others excluded.
-void add_window_options(CLI::App& cmd, WindowSpec& window);
-// The checks that need the whole window (after parsing; on_run makes them
-// for every command with add_window_options).
-void check_window(const WindowSpec& window);
+void add_range_options(CLI::App& cmd, RangeSpec& range);
+// The checks that need the whole range (after parsing; on_run makes them
+// for every command with add_range_options).
+void check_range(const RangeSpec& range);
 
 // --thread NAME_OR_TID.
 void add_thread_option(CLI::App& cmd, std::string& thread);

@@ -4,7 +4,7 @@
 
 #include "options.h"
 #include "ringprof/tools/clock_alignment.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 
 namespace ringprof::cli {
 
@@ -18,11 +18,11 @@ Input::Input(const std::vector<std::string>& paths, bool align_by_collectives) :
   if (align_by_collectives) align_clocks_by_collectives(reader_, 0);
 }
 
-int place_window(const std::vector<std::string>& paths, const WindowSpec& window) {
-  if (window.empty()) return kExitOk;
+int place_range(const std::vector<std::string>& paths, const RangeSpec& range) {
+  if (range.empty()) return kExitOk;
   Input probe(paths, /*align_by_collectives=*/false);  // whether it can be placed does not depend on it
   std::string error;
-  if (resolve_trace_window(probe.reader(), window, &error)) return kExitOk;
+  if (resolve_trace_range(probe.reader(), range, &error)) return kExitOk;
   print_error(error);
   return kExitUsage;
 }

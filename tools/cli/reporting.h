@@ -1,5 +1,5 @@
 // What the commands share once parsing is done: opening the input (with
-// progress on a terminal), checking that a window can be placed, and saying
+// progress on a terminal), checking that a range can be placed, and saying
 // what went wrong, one line per problem, on stderr.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include "ringprof/tools/progress.h"
 #include "ringprof/tools/sample_profile.h"
 #include "ringprof/tools/stack_resolver.h"
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof::cli {
@@ -32,10 +32,10 @@ class Input {
   TraceReader reader_;
 };
 
-// A window that cannot be placed (a --window-id no file marks, a wall-clock
+// A range that cannot be placed (a --window-id no file marks, a wall-clock
 // time without a process start) is the user's error, said once, up front:
-// kExitUsage after printing why, else kExitOk. An empty window always fits.
-int place_window(const std::vector<std::string>& paths, const WindowSpec& window);
+// kExitUsage after printing why, else kExitOk. An empty range always fits.
+int place_range(const std::vector<std::string>& paths, const RangeSpec& range);
 
 // Prints every problem the reader found; the exit status they imply.
 int report_problems(const TraceReader& reader);

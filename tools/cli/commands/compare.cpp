@@ -66,7 +66,7 @@ bool empty(const DiffResult& d) { return d.zones.empty() && d.kernels.empty() &&
 int run_diff(DiffArgs& a) {
   if (!a.min_total.empty()) a.options.min_total_ns = *parse_duration_ns(a.min_total);
   for (const std::string* path : {&a.base, &a.head})
-    if (const int status = place_window({*path}, a.options.window)) return status;
+    if (const int status = place_range({*path}, a.options.range)) return status;
   Input base({a.base});
   Input head({a.head});
   const DiffResult diff = compute_diff(base.reader(), head.reader(), a.options);
@@ -162,7 +162,7 @@ void add_compare_commands(CLI::App& app) {
   d.add_option("--ignore", args->options.ignore, "never these names (repeatable)")->type_name("NAME");
   add_thread_option(d, args->options.thread);
   add_symbol_path_option(d, args->options.symbol_paths);
-  add_window_options(d, args->options.window);
+  add_range_options(d, args->options.range);
   on_run(d, [args] { return run_diff(*args); });
 
   auto over = std::make_shared<OverheadArgs>();

@@ -24,7 +24,7 @@ namespace {
 struct ExportArgs {
   std::vector<std::string> paths;
   std::string output;
-  WindowSpec window;
+  RangeSpec range;
   std::string thread;
   std::vector<std::string> symbol_paths;
   bool per_thread = false;  // flame --per-thread
@@ -39,7 +39,7 @@ CLI::App& add_export(CLI::App& app, const char* name, const char* description, E
   add_output_option(cmd, args.output, output_help);
   add_thread_option(cmd, args.thread);
   add_symbol_path_option(cmd, args.symbol_paths);
-  add_window_options(cmd, args.window);
+  add_range_options(cmd, args.range);
   return cmd;
 }
 
@@ -53,7 +53,7 @@ std::function<void()> needs_output(const char* name, const std::shared_ptr<Expor
 
 SampleProfile read_samples(TraceReader& reader, const ExportArgs& a) {
   SampleOptions options;
-  options.window = a.window;
+  options.range = a.range;
   options.thread = a.thread;
   return collect_samples(reader, options);
 }
@@ -61,7 +61,7 @@ SampleProfile read_samples(TraceReader& reader, const ExportArgs& a) {
 int run_convert(const ExportArgs& a) {
   Input input(a.paths);
   ChromeTraceOptions options;
-  options.window = a.window;
+  options.range = a.range;
   options.thread = a.thread;
   options.symbol_paths = a.symbol_paths;
   std::string error;
@@ -136,7 +136,7 @@ void add_export_commands(CLI::App& app) {
   on_run(
       c,
       [convert] {
-        if (const int status = place_window(convert->paths, convert->window)) return status;
+        if (const int status = place_range(convert->paths, convert->range)) return status;
         return run_convert(*convert);
       },
       needs_output("convert", convert));
@@ -147,7 +147,7 @@ void add_export_commands(CLI::App& app) {
   f.add_flag("--per-thread", flame->per_thread, "each thread its own tower, under process;thread roots");
   on_run(f, [flame] {
     if (flame->output.empty()) flame->output = "-";
-    if (const int status = place_window(flame->paths, flame->window)) return status;
+    if (const int status = place_range(flame->paths, flame->range)) return status;
     return run_flame(*flame);
   });
 
@@ -157,7 +157,7 @@ void add_export_commands(CLI::App& app) {
   on_run(
       p,
       [pprof] {
-        if (const int status = place_window(pprof->paths, pprof->window)) return status;
+        if (const int status = place_range(pprof->paths, pprof->range)) return status;
         return run_pprof(*pprof);
       },
       needs_output("pprof", pprof));

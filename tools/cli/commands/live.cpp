@@ -18,28 +18,28 @@ namespace {
 
 struct ExtractArgs {
   std::vector<std::string> paths;
-  WindowSpec window;
+  RangeSpec range;
   std::string output;
 };
 
 void check_extract(const ExtractArgs& a) {
   if (a.output.empty()) usage_error("extract needs -o DIR");
-  if (a.window.empty()) usage_error("extract needs a window (--last, --from/--to, --around, --window-id)");
+  if (a.range.empty()) usage_error("extract needs a time range (--last, --from/--to, --around, --window-id)");
 }
 
 int run_extract(const ExtractArgs& a) {
   ExtractOptions options;
-  options.window = a.window;
+  options.range = a.range;
   options.output_dir = a.output;
   options.progress = &terminal_progress();
-  const ExtractResult r = extract_window(a.paths, options);
+  const ExtractResult r = extract_range(a.paths, options);
   for (const Problem& p : r.problems) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
   if (!r.ok) {
     print_error("extract: " + r.error);
     return kExitDamaged;
   }
-  std::printf("window %s .. %s us (CLOCK_MONOTONIC)\n", format_us(r.window.begin_ns).c_str(),
-              r.window.end_ns == UINT64_MAX ? "end" : format_us(r.window.end_ns).c_str());
+  std::printf("window %s .. %s us (CLOCK_MONOTONIC)\n", format_us(r.range.begin_ns).c_str(),
+              r.range.end_ns == UINT64_MAX ? "end" : format_us(r.range.end_ns).c_str());
   std::printf("%llu events in %llu segments, %zu files in %s\n", static_cast<unsigned long long>(r.events),
               static_cast<unsigned long long>(r.segments), r.files.size(), a.output.c_str());
   if (r.clipped_zones)
@@ -71,12 +71,12 @@ int run_trigger(const TriggerOptions& o) {
 void add_live_commands(CLI::App& app) {
   auto extract = std::make_shared<ExtractArgs>();
   CLI::App& x =
-      *app.add_subcommand("extract", "a window's events into files that decode alone (works on a live directory)");
+      *app.add_subcommand("extract", "a time range's events (or a detailed window's) into files that decode alone (works on a live directory)");
   x.group("Live recordings");
   add_paths(x, extract->paths);
   add_output_option(x, extract->output, "the directory to write into (required; created if missing)")->type_name("DIR");
-  add_window_options(x, extract->window);
-  x.footer("A window is required: --last, --from/--to, --around or --window-id.");
+  add_range_options(x, extract->range);
+  x.footer("A range is required: --last, --from/--to, --around or --window-id.");
   on_run(x, [extract] { return run_extract(*extract); }, [extract] { check_extract(*extract); });
 
   auto trigger = std::make_shared<TriggerOptions>();

@@ -1,33 +1,22 @@
 // `ringprof overhead`'s outputs: a text table and JSON.
 #include <cstdio>
 
-#include "exporters/json_text.h"
-#include "reports/text_table.h"
+#include "common/json_text.h"
+#include "common/number_text.h"
+#include "common/text_table.h"
 #include "ringprof/tools/overhead.h"
 
 namespace ringprof {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
-std::string pct(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%+.1f%%", v);
-  return b;
-}
-
 std::string change(const OverheadLevel& l, const Change& c) {
-  return l.level == "off" || l.runs.empty() ? "-" : pct(c.change_pct);
+  return l.level == "off" || l.runs.empty() ? "-" : internal::signed_percent(c.change_pct);
 }
 
 std::string interval(const OverheadLevel& l, const Change& c) {
   if (l.level == "off" || !c.known) return "-";
-  return "[" + pct(c.ci_low_pct) + ", " + pct(c.ci_high_pct) + "]";
+  return "[" + internal::signed_percent(c.ci_low_pct) + ", " + internal::signed_percent(c.ci_high_pct) + "]";
 }
 
 void json_number(std::string& out, const char* key, double v) {
@@ -71,9 +60,9 @@ std::string format_overhead(const OverheadResult& r, OverheadFormat format) {
   std::vector<internal::TextRow> rows;
   for (const OverheadLevel& l : r.levels) {
     const bool off = l.level == "off";
-    rows.push_back({l.level, std::to_string(l.runs.size()), fixed(l.wall_s_median, 4), change(l, l.slowdown),
-                    interval(l, l.slowdown), fixed(l.cpu_s_median, 4), change(l, l.cpu_change),
-                    fixed(l.max_rss_mib_median, 1), off ? "-" : fixed(l.drainer_cpu_pct, 2),
+    rows.push_back({l.level, std::to_string(l.runs.size()), internal::fixed(l.wall_s_median, 4), change(l, l.slowdown),
+                    interval(l, l.slowdown), internal::fixed(l.cpu_s_median, 4), change(l, l.cpu_change),
+                    internal::fixed(l.max_rss_mib_median, 1), off ? "-" : internal::fixed(l.drainer_cpu_pct, 2),
                     off ? "-" : std::to_string(l.bytes_written)});
   }
   return std::string("ringprof overhead: levels interleaved, medians over the runs, slowdown of the median wall time "

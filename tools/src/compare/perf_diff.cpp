@@ -10,7 +10,7 @@
 #include "ringprof/tools/sample_table.h"
 #include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/thread_filter.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 #include "ringprof/tools/zone_tracker.h"
 #include "symbols/demangle.h"
 
@@ -37,8 +37,8 @@ struct Collected {
 
 class DiffCollector final : public SegmentVisitor {
  public:
-  DiffCollector(const DiffOptions& options, TimeWindow window, Collected& out)
-      : window_(window), threads_(options.thread), out_(out), zones_([this](const ClosedZone& z) { on_zone(z); }) {}
+  DiffCollector(const DiffOptions& options, TimeRange range, Collected& out)
+      : range_(range), threads_(options.thread), out_(out), zones_([this](const ClosedZone& z) { on_zone(z); }) {}
 
   void begin_process(const ProcessState& p) override {
     process_ = &p;
@@ -48,10 +48,10 @@ class DiffCollector final : public SegmentVisitor {
     const DecodedSegment& seg = view.segment;
     for (const DecodedEvent& e : seg.events) {
       zones_.add(e);
-      if (e.kind == EventKind::Step && window_.contains(e.ts_ns)) out_.steps.push_back(e.ts_ns);
+      if (e.kind == EventKind::Step && range_.contains(e.ts_ns)) out_.steps.push_back(e.ts_ns);
     }
     for (const GpuActivity& a : seg.gpu) {
-      if (a.kind != GpuKind::Kernel || !window_.overlaps(a.start_ns, a.end_ns)) continue;
+      if (a.kind != GpuKind::Kernel || !range_.overlaps(a.start_ns, a.end_ns)) continue;
       const std::string& raw = a.name && a.name <= seg.gpu_names.size() ? seg.gpu_names[a.name - 1] : unnamed_;
       auto dm = demangled_.find(raw);
       if (dm == demangled_.end()) dm = demangled_.emplace(raw, internal::demangle(raw)).first;
@@ -63,12 +63,12 @@ class DiffCollector final : public SegmentVisitor {
  private:
   void on_zone(const ClosedZone& z) {
     // A zone closed only because the data ended has no real duration.
-    if (z.unterminated || !window_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index))
+    if (z.unterminated || !range_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index))
       return;
     out_.zones[process_->location_name(z.loc)].add(z.begin_ns, z.duration_ns());
   }
 
-  TimeWindow window_;
+  TimeRange range_;
   ThreadFilter threads_;
   Collected& out_;
   ZoneTracker zones_;
@@ -79,15 +79,15 @@ class DiffCollector final : public SegmentVisitor {
 
 Collected collect(TraceReader& reader, const DiffOptions& options, StackResolver& resolver) {
   Collected c;
-  TimeWindow window;
-  if (!options.window.empty()) {
-    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;
+  TimeRange range;
+  if (!options.range.empty()) {
+    if (auto w = resolve_trace_range(reader, options.range, nullptr)) range = *w;
   }
-  DiffCollector collector(options, window, c);
+  DiffCollector collector(options, range, c);
   reader.read(collector);
   std::sort(c.steps.begin(), c.steps.end());
   SampleOptions so;
-  so.window = options.window;
+  so.range = options.range;
   so.thread = options.thread;
   const SampleProfile profile = collect_samples(reader, so);
   if (profile.samples > 0) {

@@ -3,23 +3,18 @@
 #include <cmath>
 #include <cstdio>
 
-#include "exporters/json_text.h"
-#include "reports/text_table.h"
+#include "common/json_text.h"
+#include "common/number_text.h"
+#include "common/text_table.h"
 #include "ringprof/tools/perf_diff.h"
 
 namespace ringprof {
 
 namespace {
 
-std::string pct(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%+.1f%%", v);
-  return b;
-}
-
 std::string interval(const Change& c) {
   if (!c.known) return "-";
-  return "[" + pct(c.ci_low_pct) + ", " + pct(c.ci_high_pct) + "]";
+  return "[" + internal::signed_percent(c.ci_low_pct) + ", " + internal::signed_percent(c.ci_high_pct) + "]";
 }
 
 std::string us(double ns) {
@@ -31,21 +26,21 @@ std::string us(double ns) {
 bool has(const DiffSide& s) { return s.durations.calls > 0; }
 
 std::string change_cell(const DiffRow& r) {
-  return has(r.base) && has(r.head) ? pct(r.change.change_pct) : "-";
+  return has(r.base) && has(r.head) ? internal::signed_percent(r.change.change_pct) : "-";
 }
 
 std::string calls_cell(const DiffRow& r) {
   const bool steps = r.base.steps && r.head.steps;
   std::string s = std::to_string(r.base.durations.calls) + " -> " + std::to_string(r.head.durations.calls);
   if (has(r.base) && has(r.head) && std::fabs(r.calls_change_pct) >= 0.05)
-    s += " (" + pct(r.calls_change_pct) + (steps ? "/step" : "") + ")";
+    s += " (" + internal::signed_percent(r.calls_change_pct) + (steps ? "/step" : "") + ")";
   return s;
 }
 
 std::string per_step_cell(const DiffRow& r) {
   if (!(r.base.steps && r.head.steps) || !has(r.base) || !has(r.head)) return "-";
   return us(r.base.total_per_step_ns) + " -> " + us(r.head.total_per_step_ns) + " " +
-         pct(r.per_step_change.change_pct);
+         internal::signed_percent(r.per_step_change.change_pct);
 }
 
 const internal::TextRow kHeader = {"Verdict", "Change", "95% interval", "Median base (us)", "Median head (us)",
@@ -70,7 +65,7 @@ std::vector<internal::TextRow> function_cells(const DiffResult& d) {
     std::snprintf(b, sizeof b, "%.2f%%", f.base_share_pct);
     std::snprintf(h, sizeof h, "%.2f%%", f.head_share_pct);
     const bool both = f.base_samples && f.head_samples;
-    out.push_back({verdict_name(f.verdict), both ? pct(f.change.change_pct) : "-", interval(f.change), b, h,
+    out.push_back({verdict_name(f.verdict), both ? internal::signed_percent(f.change.change_pct) : "-", interval(f.change), b, h,
                    std::to_string(f.base_samples) + " -> " + std::to_string(f.head_samples), f.function});
   }
   return out;

@@ -4,15 +4,15 @@
 #include <unordered_map>
 
 #include "exporters/chrome_trace_gpu.h"
-#include "exporters/json_text.h"
-#include "reports/memory_pairing.h"
+#include "common/json_text.h"
+#include "summaries/memory_pairing.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/ops.h"
 #include "ringprof/internal/ring.h"
 #include "ringprof/tools/output_file.h"
 #include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/thread_filter.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 #include "ringprof/tools/zone_tracker.h"
 
 namespace ringprof {
@@ -31,9 +31,9 @@ void append_uint(std::string& out, uint64_t v) {
 
 class ChromeTraceWriter final : public SegmentVisitor {
  public:
-  ChromeTraceWriter(std::ostream& out, TimeWindow window, const ChromeTraceOptions& options)
+  ChromeTraceWriter(std::ostream& out, TimeRange range, const ChromeTraceOptions& options)
       : out_(out),
-        window_(window),
+        range_(range),
         zones_([this](const ClosedZone& z) { on_zone(z); }),
         threads_(options.thread),
         resolver_(options.symbol_paths),
@@ -42,7 +42,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
               line_ = event;
               emit();
             },
-            window) {}
+            range) {}
 
   void start() { out_ << "{\"traceEvents\":[\n"; }
 
@@ -111,10 +111,10 @@ class ChromeTraceWriter final : public SegmentVisitor {
 
  private:
   // One counter track per memory pool ("memory: heap"): bytes live, counted
-  // from the window's start (blocks allocated before it are not known), one
+  // from the range's start (blocks allocated before it are not known), one
   // point per Alloc/Free in time order (memory_pairing.h).
   void on_memory(const DecodedSegment& seg) {
-    memory_.resolve(seg, window_, {}, changes_);
+    memory_.resolve(seg, range_, {}, changes_);
     for (const internal::MemoryChange& c : changes_) {
       const DecodedEvent& e = seg.events[c.index];
       if (!threads_.matches(*process_, e.thread_index)) continue;
@@ -134,7 +134,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     // its unterminated zones); zones themselves are written by it.
     zones_.add(e);
     if (e.kind == EventKind::ZoneBegin || e.kind == EventKind::ZoneEnd) return;
-    if (!window_.contains(e.ts_ns) || !threads_.matches(*process_, e.thread_index)) return;
+    if (!range_.contains(e.ts_ns) || !threads_.matches(*process_, e.thread_index)) return;
     const uint32_t tid = process_->tid_of(e.thread_index);
     switch (e.kind) {
       case EventKind::Instant:
@@ -187,7 +187,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     }
   }
 
-  // Operational marks: global instants, so a window edge or a crash is a line
+  // Operational marks: global instants, so a detailed window's edge or a crash is a line
   // across every track; args say what it is.
   void on_mark(const DecodedEvent& e, uint32_t tid) {
     const std::string name = process_->location_name(e.loc);
@@ -230,7 +230,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
       return;
     }
     const auto it = drop_gap_begin_.find(tid);
-    const uint64_t begin = it != drop_gap_begin_.end() ? it->second : e.ts_ns;  // begin outside the window
+    const uint64_t begin = it != drop_gap_begin_.end() ? it->second : e.ts_ns;  // begin outside the range
     if (it != drop_gap_begin_.end()) drop_gap_begin_.erase(it);
     std::string label = "ringprof: ";
     append_uint(label, e.value);
@@ -291,7 +291,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
   }
 
   void on_zone(const ClosedZone& z) {
-    if (!window_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
+    if (!range_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
     begin_event(process_->location_name(z.loc), "X", z.begin_ns);
     line_ += ",\"dur\":";
     append_us(line_, z.duration_ns());
@@ -364,7 +364,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
   }
 
   std::ostream& out_;
-  TimeWindow window_;
+  TimeRange range_;
   internal::MemoryPairing memory_;
   std::vector<internal::MemoryChange> changes_;
   std::unordered_map<uint32_t, int64_t> live_bytes_;  // by pool location id
@@ -383,11 +383,11 @@ class ChromeTraceWriter final : public SegmentVisitor {
 }  // namespace
 
 ChromeTraceStats write_chrome_trace(TraceReader& reader, const ChromeTraceOptions& options, std::ostream& out) {
-  TimeWindow window;
-  if (!options.window.empty()) {
-    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // trace_window.h
+  TimeRange range;
+  if (!options.range.empty()) {
+    if (auto w = resolve_trace_range(reader, options.range, nullptr)) range = *w;  // trace_range.h
   }
-  ChromeTraceWriter writer(out, window, options);
+  ChromeTraceWriter writer(out, range, options);
   writer.start();
   reader.read(writer);
   writer.finish();

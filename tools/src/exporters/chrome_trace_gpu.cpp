@@ -5,7 +5,7 @@
 
 #include "symbols/demangle.h"
 #include "exporters/gpu_labels.h"
-#include "exporters/json_text.h"
+#include "common/json_text.h"
 #include "ringprof/tools/gpu_occupancy.h"
 
 namespace ringprof::internal {
@@ -126,7 +126,7 @@ void GpuTraceWriter::segment(const SegmentView& view) {
     append_fixed(args, v, decimals);
   };
   for (const GpuActivity& a : seg.gpu) {
-    if (a.kind == GpuKind::ExternalCorrelation || !window_.overlaps(a.start_ns, a.end_ns)) continue;
+    if (a.kind == GpuKind::ExternalCorrelation || !range_.overlaps(a.start_ns, a.end_ns)) continue;
     const std::string name = a.name ? seg.gpu_names[a.name - 1] : std::string();
     const uint64_t dur = a.end_ns - a.start_ns;
     args.clear();

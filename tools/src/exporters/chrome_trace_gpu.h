@@ -14,7 +14,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof::internal {
@@ -22,7 +22,7 @@ namespace ringprof::internal {
 class GpuTraceWriter {
  public:
   using Emit = std::function<void(const std::string& json_event)>;
-  GpuTraceWriter(Emit emit, TimeWindow window) : emit_(std::move(emit)), window_(window) {}
+  GpuTraceWriter(Emit emit, TimeRange range) : emit_(std::move(emit)), range_(range) {}
 
   void begin_process(const ProcessState& p);
   void segment(const SegmentView& view);
@@ -35,7 +35,7 @@ class GpuTraceWriter {
   const std::string& kernel_name(const std::string& raw);
 
   Emit emit_;
-  TimeWindow window_;
+  TimeRange range_;
   const ProcessState* process_ = nullptr;
   std::set<uint32_t> named_tracks_;
   std::map<uint32_t, int64_t> allocated_;  // device -> bytes allocated

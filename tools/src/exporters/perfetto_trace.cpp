@@ -8,14 +8,14 @@
 #include "exporters/perfetto_packets.h"
 #include "exporters/perfetto_samples.h"
 #include "exporters/perfetto_trace_gpu.h"
-#include "reports/memory_pairing.h"
+#include "summaries/memory_pairing.h"
 #include "ringprof/ops.h"
 #include "ringprof/internal/ring.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/output_file.h"
 #include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/thread_filter.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 #include "ringprof/tools/zone_tracker.h"
 
 namespace ringprof {
@@ -41,8 +41,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 class PerfettoTraceWriter final : public SegmentVisitor {
  public:
-  PerfettoTraceWriter(std::ostream& out, TimeWindow window, const PerfettoTraceOptions& options)
-      : w_(out), window_(window), threads_(options.thread), resolver_(options.symbol_paths) {}
+  PerfettoTraceWriter(std::ostream& out, TimeRange range, const PerfettoTraceOptions& options)
+      : w_(out), range_(range), threads_(options.thread), resolver_(options.symbol_paths) {}
 
   void finish() {
     w_.flush();
@@ -82,7 +82,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     w_.write(proc_seq_, desc);
 
     samples_.emplace(w_, proc_seq_, resolver_);
-    gpu_.emplace(w_, proc_seq_, window_, next_uuid_, process_uuid_,
+    gpu_.emplace(w_, proc_seq_, range_, next_uuid_, process_uuid_,
                  [this](uint32_t tid) { return thread_uuid_for_tid(tid); });
     gpu_->begin_process(p);
   }
@@ -199,11 +199,11 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   // ---- zones ----
 
   // Writes the begins of the thread's open zones not yet written (outer
-  // first): an event inside the window is about to be written, so every
-  // zone open around it overlaps the window.
+  // first): an event inside the range is about to be written, so every
+  // zone open around it overlaps the range.
   void write_pending_begins(ThreadOut& t) {
     for (OpenZone& z : t.open) {
-      if (z.written || z.begin_ns > window_.end_ns) continue;
+      if (z.written || z.begin_ns > range_.end_ns) continue;
       Interned interned;
       EventFields f;
       f.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
@@ -237,7 +237,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       return;
     }
     t.open.push_back({e.ts_ns, e.loc, false});
-    if (window_.contains(e.ts_ns)) write_pending_begins(t);
+    if (range_.contains(e.ts_ns)) write_pending_begins(t);
   }
 
   void on_zone_end(ThreadOut& t, const DecodedEvent& e) {
@@ -250,7 +250,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       return;
     }
     const OpenZone& z = t.open.back();
-    if (!z.written && window_.overlaps(z.begin_ns, e.ts_ns)) write_pending_begins(t);
+    if (!z.written && range_.overlaps(z.begin_ns, e.ts_ns)) write_pending_begins(t);
     if (t.open.back().written) end_zone(t, e.ts_ns, false, t.open.back().args);
     t.open.pop_back();
   }
@@ -264,7 +264,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   // last timestamp, innermost first, flagged unterminated.
   void close_open_zones(ThreadOut& t) {
     if (t.open.empty()) return;
-    if (t.last_ns >= window_.begin_ns) write_pending_begins(t);
+    if (t.last_ns >= range_.begin_ns) write_pending_begins(t);
     while (!t.open.empty()) {
       if (t.open.back().written) {
         end_zone(t, t.last_ns, true, t.open.back().args);
@@ -296,7 +296,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   void on_event(const DecodedEvent& e) {
     if (!threads_.matches(*process_, e.thread_index)) return;
     if (e.kind == EventKind::Sample) {
-      if (window_.contains(e.ts_ns)) samples_->sample(*process_, e.ts_ns, process_->tid_of(e.thread_index), e.loc);
+      if (range_.contains(e.ts_ns)) samples_->sample(*process_, e.ts_ns, process_->tid_of(e.thread_index), e.loc);
       return;
     }
     ThreadOut& t = thread_out(e.thread_index);
@@ -326,7 +326,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     }
     if (e.kind == EventKind::Mark && classify_mark(process_->location_name(e.loc)) == MarkClass::Drops)
       return on_drops(t, e);
-    if (!window_.contains(e.ts_ns)) return;
+    if (!range_.contains(e.ts_ns)) return;
     write_pending_begins(t);
     Interned interned;
     EventFields f;
@@ -449,7 +449,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     }
     const uint64_t begin = t.drop_begin.value_or(e.ts_ns);
     t.drop_begin.reset();
-    if (!window_.overlaps(begin, e.ts_ns)) return;
+    if (!range_.overlaps(begin, e.ts_ns)) return;
     if (!t.drops_uuid) t.drops_uuid = child_track(t.uuid, "ringprof drops");
     Interned interned;
     EventFields f;
@@ -470,9 +470,9 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   }
 
   // One counter track per memory pool ("memory: heap"): bytes live, counted
-  // from the window's start, one point per Alloc/Free in time order.
+  // from the range's start, one point per Alloc/Free in time order.
   void on_memory(const DecodedSegment& seg) {
-    memory_.resolve(seg, window_, {}, changes_);
+    memory_.resolve(seg, range_, {}, changes_);
     for (const internal::MemoryChange& c : changes_) {
       const DecodedEvent& e = seg.events[c.index];
       if (!threads_.matches(*process_, e.thread_index)) continue;
@@ -493,7 +493,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   }
 
   PacketWriter w_;
-  TimeWindow window_;
+  TimeRange range_;
   ThreadFilter threads_;
   StackResolver resolver_;
   PerfettoTraceStats stats_;
@@ -522,11 +522,11 @@ class PerfettoTraceWriter final : public SegmentVisitor {
 }  // namespace
 
 PerfettoTraceStats write_perfetto_trace(TraceReader& reader, const PerfettoTraceOptions& options, std::ostream& out) {
-  TimeWindow window;
-  if (!options.window.empty()) {
-    if (auto w = resolve_trace_window(reader, options.window, nullptr)) window = *w;  // trace_window.h
+  TimeRange range;
+  if (!options.range.empty()) {
+    if (auto w = resolve_trace_range(reader, options.range, nullptr)) range = *w;  // trace_range.h
   }
-  PerfettoTraceWriter writer(out, window, options);
+  PerfettoTraceWriter writer(out, range, options);
   reader.read(writer);
   writer.finish();
   return writer.stats();

@@ -82,7 +82,7 @@ void PerfettoGpuWriter::segment(const SegmentView& view) {
                    [&](size_t x, size_t y) { return seg.gpu[x].start_ns < seg.gpu[y].start_ns; });
   for (size_t index : order_) {
     const GpuActivity& a = seg.gpu[index];
-    if (a.kind == GpuKind::ExternalCorrelation || !window_.overlaps(a.start_ns, a.end_ns)) continue;
+    if (a.kind == GpuKind::ExternalCorrelation || !range_.overlaps(a.start_ns, a.end_ns)) continue;
     const std::string name = a.name ? seg.gpu_names[a.name - 1] : std::string();
     const uint64_t launch_flow = process_flow_id(process_->trace_pid, a.correlation, 1);
     Interned interned;

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "exporters/perfetto_packets.h"
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof::internal {
@@ -38,9 +38,9 @@ class PerfettoGpuWriter {
   // name no such thread; nothing when the thread filter leaves it out, and
   // its API calls and NVTX records with it).
   using ThreadTrack = std::function<std::optional<uint64_t>(uint32_t tid)>;
-  PerfettoGpuWriter(PacketWriter& w, Sequence& seq, TimeWindow window, uint64_t& next_uuid, uint64_t process_uuid,
+  PerfettoGpuWriter(PacketWriter& w, Sequence& seq, TimeRange range, uint64_t& next_uuid, uint64_t process_uuid,
                     ThreadTrack thread_track)
-      : w_(w), seq_(seq), window_(window), next_uuid_(next_uuid), process_uuid_(process_uuid),
+      : w_(w), seq_(seq), range_(range), next_uuid_(next_uuid), process_uuid_(process_uuid),
         thread_track_(std::move(thread_track)) {}
 
   void begin_process(const ProcessState& p) { process_ = &p; }
@@ -68,7 +68,7 @@ class PerfettoGpuWriter {
 
   PacketWriter& w_;
   Sequence& seq_;
-  TimeWindow window_;
+  TimeRange range_;
   uint64_t& next_uuid_;
   uint64_t process_uuid_;
   ThreadTrack thread_track_;

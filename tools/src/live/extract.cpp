@@ -1,4 +1,4 @@
-// extract: decode → keep the window → re-encode with a fresh file start.
+// extract: decode → keep the range → re-encode with a fresh file start.
 #include "ringprof/tools/extract.h"
 #include "ringprof/tools/zone_tracker.h"
 
@@ -16,7 +16,7 @@
 #include <unordered_map>
 
 #include "ringprof/segment_codec.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 
 namespace ringprof {
 namespace {
@@ -32,8 +32,8 @@ std::string utc_stamp(uint64_t realtime_ns) {
 
 class Extractor final : public SegmentVisitor {
  public:
-  Extractor(const ExtractOptions& options, TimeWindow window, ExtractResult& result)
-      : options_(options), window_(window), result_(result), encoder_(options.zstd_level) {}
+  Extractor(const ExtractOptions& options, TimeRange range, ExtractResult& result)
+      : options_(options), range_(range), result_(result), encoder_(options.zstd_level) {}
 
   bool failed() const { return failed_; }
 
@@ -65,26 +65,26 @@ class Extractor final : public SegmentVisitor {
     runs_.clear();
     for (const DecodedEvent& e : seg.events) {
       ZoneState& z = zones_[e.thread_index];
-      if (e.ts_ns > window_.end_ns) {
-        // Past the window: it says only that this thread's data runs on, so
+      if (e.ts_ns > range_.end_ns) {
+        // Past the range: it says only that this thread's data runs on, so
         // its zones still open at the end are clipped there (end_process).
         // It closes nothing now: the drainer writes its own marks under the
         // application's thread, and those can reach the files before that
-        // thread's earlier ring events, which still belong to the window.
+        // thread's earlier ring events, which still belong to the range.
         z.past_end = true;
         continue;
       }
-      if (e.ts_ns < window_.begin_ns) {
-        if (!z.entered) track(z, e);  // a late mark from before the window changes no zone
+      if (e.ts_ns < range_.begin_ns) {
+        if (!z.entered) track(z, e);  // a late mark from before the range changes no zone
         continue;
       }
       if (!z.entered) enter(z, e.thread_index);
       add(e.thread_index, e.ts_ns, e.kind, e.loc, e.value, e.address);
       track(z, e);
     }
-    // Drops reported by a segment that overlaps the window belong to it.
+    // Drops reported by a segment that overlaps the range belong to it.
     drops_.clear();
-    if (seg.header.last_ns >= window_.begin_ns && seg.header.first_ns <= window_.end_ns) {
+    if (seg.header.last_ns >= range_.begin_ns && seg.header.first_ns <= range_.end_ns) {
       for (const DecodedThread& t : seg.threads)
         if (t.dropped_ring || t.dropped_io || t.samples_lost) drops_.push_back(t);
     }
@@ -105,8 +105,8 @@ class Extractor final : public SegmentVisitor {
   };
   struct ZoneState {
     std::vector<OpenZone> open;  // outermost first
-    bool entered = false;        // the window has begun for this thread
-    bool past_end = false;       // the thread has events after the window
+    bool entered = false;        // the range has begun for this thread
+    bool past_end = false;       // the thread has events after the range
   };
 
   void track(ZoneState& z, const DecodedEvent& e) {
@@ -118,15 +118,15 @@ class Extractor final : public SegmentVisitor {
   void enter(ZoneState& z, uint32_t thread) {
     z.entered = true;
     for (const OpenZone& o : z.open) {
-      add(thread, window_.begin_ns, EventKind::ZoneBegin, o.loc, 0);
-      for (const ZoneArgIds& a : o.args) add(thread, window_.begin_ns, EventKind::ZoneArg, a.key, a.value);
+      add(thread, range_.begin_ns, EventKind::ZoneBegin, o.loc, 0);
+      for (const ZoneArgIds& a : o.args) add(thread, range_.begin_ns, EventKind::ZoneArg, a.key, a.value);
       ++result_.clipped_zones;
     }
   }
-  // The zones each thread still has open at the window's end get their
+  // The zones each thread still has open at the range's end get their
   // ZoneEnd there, when the thread's data runs on past it (a thread whose data
-  // ends inside the window is still inside them: they stay open). A thread
-  // inside a zone for the whole window enters it here.
+  // ends inside the range is still inside them: they stay open). A thread
+  // inside a zone for the whole range enters it here.
   void clip_at_end() {
     if (failed_ || !process_) return;
     std::vector<uint32_t> threads;
@@ -140,7 +140,7 @@ class Extractor final : public SegmentVisitor {
       ZoneState& z = zones_[thread];
       if (!z.entered) enter(z, thread);
       for (size_t i = 0; i < z.open.size(); ++i) {
-        add(thread, window_.end_ns, EventKind::ZoneEnd, 0, 0);
+        add(thread, range_.end_ns, EventKind::ZoneEnd, 0, 0);
         ++result_.clipped_zones;
       }
     }
@@ -312,7 +312,7 @@ class Extractor final : public SegmentVisitor {
   }
 
   const ExtractOptions& options_;
-  const TimeWindow window_;
+  const TimeRange range_;
   ExtractResult& result_;
   SegmentEncoder encoder_;
   bool failed_ = false;
@@ -342,7 +342,7 @@ class Extractor final : public SegmentVisitor {
 
 }  // namespace
 
-ExtractResult extract_window(const std::vector<std::string>& inputs, const ExtractOptions& options) {
+ExtractResult extract_range(const std::vector<std::string>& inputs, const ExtractOptions& options) {
   ExtractResult result;
   if (options.output_dir.empty()) {
     result.error = "no output directory";
@@ -356,13 +356,13 @@ ExtractResult extract_window(const std::vector<std::string>& inputs, const Extra
   }
   TraceReader reader(inputs);
   std::string error;
-  const std::optional<TimeWindow> window = resolve_trace_window(reader, options.window, &error);
-  if (!window) {
+  const std::optional<TimeRange> range = resolve_trace_range(reader, options.range, &error);
+  if (!range) {
     result.error = error;
     return result;
   }
-  result.window = *window;
-  Extractor extractor(options, *window, result);
+  result.range = *range;
+  Extractor extractor(options, *range, result);
   reader.set_progress(options.progress);
   reader.read(extractor);
   // What a live writer does to its directory is expected, not damage.

@@ -7,7 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "ranks/robust_stats.h"
+#include "common/robust_stats.h"
 
 namespace ringprof {
 

@@ -6,8 +6,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "ranks/robust_stats.h"
-#include "reports/text_table.h"
+#include "common/robust_stats.h"
+#include "common/number_text.h"
+#include "common/text_table.h"
 #include "ringprof/tools/collectives.h"
 
 namespace ringprof {

@@ -2,8 +2,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "exporters/json_text.h"
-#include "reports/text_table.h"
+#include "common/json_text.h"
+#include "common/number_text.h"
+#include "common/text_table.h"
 #include "ringprof/tools/rank_report.h"
 
 namespace ringprof {
@@ -22,12 +23,6 @@ std::string rank_name(int64_t rank, uint32_t pid) {
 // A step's number, and which time the ranks used it when they number again.
 std::string step_name(const StepRow& s) {
   return std::to_string(s.step) + (s.repeat ? " (again, " + std::to_string(s.repeat + 1) + ")" : "");
-}
-
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", v);
-  return buf;
 }
 
 std::string clock_text(const ClockAlignment& c) {
@@ -61,7 +56,7 @@ std::string text(const RanksReport& r, bool per_step) {
     auto gpu = [&](uint64_t v) { return k.gpu ? duration_text(static_cast<int64_t>(v)) : std::string("-"); };
     rows.push_back({rank_name(k.rank, k.pid), k.host, std::to_string(k.pid), std::to_string(k.steps),
                     k.steps ? duration_text(static_cast<int64_t>(k.step_time_median_ns)) : "-", gpu(k.compute_ns),
-                    gpu(k.comm_ns), gpu(k.memcpy_ns), k.gpu && k.comm_ns ? pct(k.overlap_pct()) : "-", gpu(k.idle_ns),
+                    gpu(k.comm_ns), gpu(k.memcpy_ns), k.gpu && k.comm_ns ? internal::percent(k.overlap_pct()) : "-", gpu(k.idle_ns),
                     duration_text(static_cast<int64_t>(k.cpu_zone_ns)),
                     k.late_ns_median ? duration_text(*k.late_ns_median) : "-"});
   }

@@ -3,7 +3,7 @@
 // and `ringprof table` / `gpu` / `ranks` agree figure for figure.
 #include <algorithm>
 
-#include "exporters/json_text.h"
+#include "common/json_text.h"
 #include "report/report_samples.h"
 #include "report/report_timeline.h"
 #include "ringprof/gpu.h"
@@ -16,7 +16,7 @@
 #include "ringprof/tools/rank_report.h"
 #include "ringprof/tools/sample_table.h"
 #include "ringprof/tools/trace_info.h"
-#include "ringprof/tools/trace_window.h"
+#include "ringprof/tools/trace_range.h"
 
 namespace ringprof {
 
@@ -410,10 +410,10 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   const RanksReport ranks = analyse_ranks(reader, r);
   JsonWriter j;
   const TraceInfo info = collect_info(reader);
-  // The range the charts over time span: the window asked for, else the recording.
+  // The range the charts over time span: the range asked for, else the recording.
   uint64_t begin = info.first_ns, end = info.last_ns;
-  if (!options.window.empty()) {
-    if (const std::optional<TimeWindow> w = resolve_trace_window(reader, options.window, nullptr)) {
+  if (!options.range.empty()) {
+    if (const std::optional<TimeRange> w = resolve_trace_range(reader, options.range, nullptr)) {
       begin = std::max(begin, w->begin_ns);
       end = std::min(end, w->end_ns);
     }
@@ -429,19 +429,19 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   j.field("version", std::string("1"));
   overview(j, info, find_marked_windows(reader));
   FindingsOptions fo;
-  fo.window = options.window;
+  fo.range = options.range;
   fo.thread = options.thread;
   j.key("findings");
   j.raw(format_findings(find_problems(reader, fo, &ranks), FindingsFormat::Json));
   TableOptions table;
-  table.window = options.window;
+  table.range = options.range;
   table.thread = options.thread;
   operators(j, compute_table(reader, table));
   GpuSummaryOptions g;
-  g.window = options.window;
+  g.range = options.range;
   gpu(j, compute_gpu_summary(reader, g), over_time);
   MemoryOptions mo;
-  mo.window = options.window;
+  mo.range = options.range;
   mo.thread = options.thread;
   mo.top = kTopRows;
   mo.timeline_buckets = kTimeBuckets;
@@ -449,7 +449,7 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   mo.timeline_end_ns = to.end_ns;
   memory(j, compute_memory_summary(reader, mo));
   SampleOptions so;
-  so.window = options.window;
+  so.range = options.range;
   so.thread = options.thread;
   const SampleProfile profile = collect_samples(reader, so);
   StackResolver resolver(options.symbol_paths);

@@ -19,14 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
 
 struct ChromeTraceOptions {
-  // Events inside the window are kept; zones that overlap it are kept whole.
-  WindowSpec window;
+  // Events inside the range are kept; zones that overlap it are kept whole.
+  RangeSpec range;
   std::string thread;                     // "" every thread; else a thread name or a kernel tid
   std::vector<std::string> symbol_paths;  // where to look for debug files (--symbol-path)
 };

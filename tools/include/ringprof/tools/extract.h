@@ -1,7 +1,7 @@
-// ringprof/tools/extract.h — post-incident extraction: the events of a time window
+// ringprof/tools/extract.h — post-incident extraction: the events of a time range
 // copied out of a rolling directory into files that decode alone.
 //
-// Every segment is decoded and the events inside the window (both ends
+// Every segment is decoded and the events inside the range (both ends
 // inclusive) are re-encoded through the SegmentEncoder into one new file per
 // process, which starts with a fresh file-start segment carrying the
 // process, its clock and every string, location, thread, stack and module
@@ -9,10 +9,10 @@
 // crash segment's events come out as ordinary ones (its ringprof.crash mark
 // keeps the signal and thread).
 //
-// Zones that cross an edge of the window are clipped to it: a zone open when
-// the window begins gets a ZoneBegin at the window's first nanosecond, one
+// Zones that cross an edge of the range are clipped to it: a zone open when
+// the range begins gets a ZoneBegin at the range's first nanosecond, one
 // still open when it ends gets a ZoneEnd at its last, so the extract has only
-// events of the window yet every zone in it is whole. Zones still open where
+// events of the range yet every zone in it is whole. Zones still open where
 // the data ends (the writer is still inside them) stay open, as in the input.
 //
 // The input may be a directory a process is still writing: files listed but
@@ -26,13 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
 
 struct ExtractOptions {
-  WindowSpec window;
+  RangeSpec range;
   std::string output_dir;  // created if missing; existing files are never replaced
   int zstd_level = 3;
   ProgressReporter* progress = nullptr;  // told how far the read has got (progress.h); not owned
@@ -41,16 +41,16 @@ struct ExtractOptions {
 struct ExtractResult {
   bool ok = false;
   std::string error;                // why nothing (or not everything) was written
-  TimeWindow window;                // as resolved, CLOCK_MONOTONIC ns
+  TimeRange range;                // as resolved, CLOCK_MONOTONIC ns
   std::vector<std::string> files;   // written
   uint64_t events = 0;              // written, clipping events included
   uint64_t segments = 0;
-  uint64_t clipped_zones = 0;       // zone edges added at the window's ends
+  uint64_t clipped_zones = 0;       // zone edges added at the range's ends
   uint64_t vanished_files = 0;      // deleted under us
   uint64_t torn_tails = 0;          // growing `.part` files cut mid-frame
   std::vector<Problem> problems;    // real damage (not the two above)
 };
 
-ExtractResult extract_window(const std::vector<std::string>& inputs, const ExtractOptions& options);
+ExtractResult extract_range(const std::vector<std::string>& inputs, const ExtractOptions& options);
 
 }  // namespace ringprof

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "ringprof/tools/rank_report.h"
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
@@ -49,15 +49,15 @@ struct Finding {
 };
 
 struct FindingsOptions {
-  WindowSpec window;   // the part of the recording the rules look at
+  RangeSpec range;   // the part of the recording the rules look at
   std::string thread;  // "" every thread; else a thread name or a kernel tid (as the other commands)
 };
 
 // Every finding, most severe first (then in the order of the rules above,
 // then by process). `ranks` (may be null): the job's ranks report, for
 // comm_exposed across ranks, used only for a job of more than one rank with
-// no window and no thread filter (it covers each rank's whole recording);
-// otherwise each process's own steps that touch the window are used.
+// no range and no thread filter (it covers each rank's whole recording);
+// otherwise each process's own steps that touch the range are used.
 // When given it must come from analyse_ranks() on this reader (which aligns
 // the reader's clocks, as the findings then read them).
 std::vector<Finding> find_problems(TraceReader& reader, const FindingsOptions& options, const RanksReport* ranks);

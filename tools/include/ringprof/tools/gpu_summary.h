@@ -3,7 +3,7 @@
 // bandwidth by direction; and what the GPU source lost.
 //
 // Utilisation is busy time (the union of kernel, copy and set intervals on
-// the device, clipped to the window) over the window. SM efficiency and
+// the device, clipped to the range) over the range. SM efficiency and
 // achieved occupancy are the duration-weighted means of the per-kernel
 // estimates of ringprof/gpu_occupancy.h. Streaming: one row per kernel name,
 // one per copy direction, and per device a bounded set of busy intervals.
@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "ringprof/gpu.h"
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
 
 struct GpuSummaryOptions {
-  WindowSpec window;  // records overlapping it count; busy time is clipped to it
+  RangeSpec range;  // records overlapping it count; busy time is clipped to it
   size_t top = 0;     // kernel rows; 0: all
 };
 
@@ -31,7 +31,7 @@ struct GpuDeviceRow {
   uint32_t cc_major = 0, cc_minor = 0, sm_count = 0;
   uint64_t kernels = 0;
   uint64_t kernel_ns = 0;        // summed kernel durations
-  uint64_t busy_ns = 0;          // union of kernels, copies and sets, within the window
+  uint64_t busy_ns = 0;          // union of kernels, copies and sets, within the range
   double sm_efficiency_ns = 0;   // sum of duration x estimate (divide by occupancy_ns)
   double achieved_ns = 0;
   uint64_t occupancy_ns = 0;     // kernel time with a known device (the weights' sum)

@@ -30,13 +30,13 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
 
 struct ReportOptions {
-  WindowSpec window;     // the part of the recording the tables count
+  RangeSpec range;     // the part of the recording the tables count
   std::string thread;    // "" all; a thread name, or a kernel tid in decimal (the zone table)
   unsigned threads = 0;  // ranks read at once (0: one per hardware thread)
   std::vector<std::string> symbol_paths;  // where to look for debug files (as `ringprof flame --symbols`)

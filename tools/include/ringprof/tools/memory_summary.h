@@ -1,12 +1,12 @@
 // ringprof/tools/memory_summary.h — what `ringprof memory` reports from the
 // Alloc/Free events of the detailed level (ringprof/memory.h): per pool the
 // traffic and the peak, the zones that allocate most, and what is still
-// allocated at the end of the window, by the zone that allocated it.
+// allocated at the end of the range, by the zone that allocated it.
 //
 // Frees are paired with allocations by pool and address (memory_pairing.h):
 // a free of unknown size takes its allocation's size; a free whose
-// allocation is not in the window is unmatched and counts its own size (0
-// when unknown). Live bytes are counted from the window's start, so the peak
+// allocation is not in the range is unmatched and counts its own size (0
+// when unknown). Live bytes are counted from the range's start, so the peak
 // is the highest point of the running sum (bytes allocated minus bytes freed
 // since the start, in time order across the threads), 0 when it never rose.
 // With several processes a pool's peak is the largest of theirs.
@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "ringprof/tools/op_table.h"
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
 
 struct MemoryOptions {
-  WindowSpec window;   // memory events inside it count
+  RangeSpec range;   // memory events inside it count
   std::string thread;  // "" all; else a thread name, or a kernel tid in decimal
   size_t top = 0;      // zone rows; 0: all
   // Live bytes over time (the report's chart): the range split into this
@@ -44,7 +44,7 @@ struct MemoryPoolRow {
   uint64_t bytes_allocated = 0;
   uint64_t bytes_freed = 0;
   int64_t net() const { return static_cast<int64_t>(bytes_allocated) - static_cast<int64_t>(bytes_freed); }
-  int64_t peak = 0;                // highest live bytes, relative to the window's start
+  int64_t peak = 0;                // highest live bytes, relative to the range's start
   uint64_t unmatched_frees = 0;
 };
 
@@ -56,7 +56,7 @@ struct MemoryZoneRow {
 };
 
 // One pool of one process over time: the highest live bytes (relative to the
-// window's start, as the peak) in each bucket, the level a bucket starts at
+// range's start, as the peak) in each bucket, the level a bucket starts at
 // included, so a bucket with no change shows the level carried into it.
 struct MemoryTimeline {
   uint32_t pid = 0;

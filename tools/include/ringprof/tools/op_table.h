@@ -12,9 +12,9 @@
 // Memory, as torch.profiler's "Self CPU Mem" / "CPU Mem": for files with
 // Alloc/Free events (the detailed level), bytes allocated minus bytes freed
 // on the zone's thread while it was open, by memory events inside the
-// window: self while it was the innermost zone, total including the zones
+// range: self while it was the innermost zone, total including the zones
 // inside it. A free of unknown size takes the size of its allocation
-// (memory_pairing.h); one whose allocation is not in the window counts its
+// (memory_pairing.h); one whose allocation is not in the range counts its
 // own size (0 when unknown) and is reported as unmatched.
 #pragma once
 
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
@@ -33,7 +33,7 @@ enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTo
 std::optional<TableColumn> parse_table_column(const std::string& text);
 
 struct TableOptions {
-  WindowSpec window;                 // zones overlapping it count whole
+  RangeSpec range;                 // zones overlapping it count whole
   TableColumn sort = TableColumn::Total;  // descending, except Name (ascending)
   size_t top = 0;                    // 0: every row
   std::string thread;                // "" all; else a thread name, or a kernel tid in decimal
@@ -70,11 +70,11 @@ struct TableResult {
   uint64_t unmatched_zone_ends = 0;
   uint64_t unterminated_zones = 0;
   bool has_gpu = false;              // the files hold GPU work: GPU columns are shown
-  uint64_t sum_gpu_ns = 0;           // all GPU work in the window
+  uint64_t sum_gpu_ns = 0;           // all GPU work in the range
   uint64_t gpu_outside_zones_ns = 0; // launched outside any zone, or by a call not in the files
-  bool has_memory = false;           // memory events in the window: memory columns are shown
+  bool has_memory = false;           // memory events in the range: memory columns are shown
   bool has_args = false;             // grouped by arguments: an Args column is shown
-  uint64_t mem_allocated = 0;        // bytes, every memory event in the window
+  uint64_t mem_allocated = 0;        // bytes, every memory event in the range
   uint64_t mem_freed = 0;
   int64_t mem_outside_zones = 0;     // net bytes of events with no zone open on their thread
   uint64_t unmatched_frees = 0;

@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "ringprof/tools/diff_stats.h"
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
 
 struct DiffOptions {
-  WindowSpec window;             // applied to both sides
+  RangeSpec range;             // applied to both sides
   std::string thread;            // "" all; a thread name or kernel tid, both sides
   double threshold_pct = 5;      // a smaller change is `unchanged` however sure
   double noise_pct = 2;          // run-to-run noise floor added to every interval (diff_stats.h)

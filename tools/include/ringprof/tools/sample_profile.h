@@ -5,20 +5,20 @@
 // counter per distinct (process, thread, stack) — a steady workload has a few
 // thousand — plus, through the reader's process tables, the stacks and
 // modules needed to name them afterwards. Samples are instants: a sample is
-// kept when its time is inside the window and its thread passes the filter.
+// kept when its time is inside the range and its thread passes the filter.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "ringprof/tools/time_window.h"
+#include "ringprof/tools/time_range.h"
 #include "ringprof/tools/trace_reader.h"
 
 namespace ringprof {
 
 struct SampleOptions {
-  WindowSpec window;
+  RangeSpec range;
   std::string thread;  // "" every thread; else a thread name or a kernel tid
 };
 

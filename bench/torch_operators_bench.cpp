@@ -1,0 +1,148 @@
+// PyTorch operator capture (ringprof.torch): what one operator costs under
+// each way of recording it. One benchmark runs the four configurations in
+// interleaved rounds, so the machine's noise falls on all of them alike, and
+// reports each one's median over the rounds:
+//   none            at::add of two 1-element tensors, no RecordFunction callback
+//   noop callback   a global RecordFunction callback that does nothing: the
+//                   floor any capture through RecordFunction pays
+//   ringprof        ringprof.torch's callbacks (python/src/torch_capture.h),
+//                   recording (null sink, sampler off)
+//   torch.profiler  PyTorch's own profiler, CPU activities (Kineto), events
+//                   kept in memory as it keeps them
+//   sampled 1%      the no-op callback and ringprof's capture at
+//                   RecordFunction's sampling probability 0.01 (the
+//                   "sampled" ops level)
+//   with shapes     ringprof's capture at the detailed level (input shapes
+//                   and dtypes as zone arguments) and torch.profiler with
+//                   record_shapes=True
+// and the differences that matter: ringprof's and torch.profiler's added
+// time per operator over the floor, and the sampled capture's over nothing.
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "bench_main.h"
+#include "ringprof/ops.h"
+#include "ringprof/ringprof.h"
+#include "torch_capture.h"
+
+namespace {
+
+constexpr int kOpsPerBlock = 20000;
+constexpr int kRounds = 24;
+
+double ns_per_op(const at::Tensor& a, const at::Tensor& b) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kOpsPerBlock; ++i) benchmark::DoNotOptimize(at::add(a, b));
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / kOpsPerBlock;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The median over rounds of a - b, each round's two figures taken within
+// the same ~150 ms: a slow drift of the machine (frequency, a neighbour)
+// cancels out, where a difference of two medians would keep it.
+double median_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> d(a.size());
+  for (size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
+  return median(std::move(d));
+}
+
+void BM_TorchOpCosts(benchmark::State& state) {
+  using namespace torch::autograd::profiler;
+  namespace impl = torch::profiler::impl;
+  const at::Tensor a = at::ones({1});
+  const at::Tensor b = at::ones({1});
+  ringprof::Config config;
+  config.sink = "null";
+  config.sample_hz = 0;
+  ringprof::start(config);
+  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled, ringprof_shapes,
+      torch_shapes;
+  const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO);
+  const impl::ProfilerConfig cfg_shapes(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
+  const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
+  // Each round runs the four in a different order, so none always follows
+  // the same one (a callback just removed, a profiler just stopped).
+  auto run_case = [&](int which) {
+    switch (which) {
+      case 0:
+        none.push_back(ns_per_op(a, b));
+        break;
+      case 1:
+        ringprof::torch_operators::set_noop_callback(true);
+        noop.push_back(ns_per_op(a, b));
+        ringprof::torch_operators::set_noop_callback(false);
+        break;
+      case 2:
+        ringprof::torch_operators::set_level(ringprof::torch_operators::kAlwaysOn);
+        ringprof::torch_operators::enable();
+        ringprof_ns.push_back(ns_per_op(a, b));
+        ringprof::torch_operators::disable();
+        break;
+      case 3:
+        ringprof::torch_operators::set_noop_callback(true, 0.01);
+        noop_sampled.push_back(ns_per_op(a, b));
+        ringprof::torch_operators::set_noop_callback(false);
+        break;
+      case 4:
+        ringprof::torch_operators::set_level(ringprof::torch_operators::kSampled);
+        ringprof::torch_operators::set_sampling(0.01);
+        ringprof::torch_operators::enable();
+        ringprof_sampled.push_back(ns_per_op(a, b));
+        ringprof::torch_operators::disable();
+        break;
+      case 5:
+        ringprof::set_mode(ringprof::Level::Detailed);
+        ringprof::torch_operators::set_level(ringprof::torch_operators::kAlwaysOn);
+        ringprof::torch_operators::enable();
+        ringprof_shapes.push_back(ns_per_op(a, b));
+        ringprof::torch_operators::disable();
+        ringprof::set_mode(ringprof::Level::AlwaysOn);
+        break;
+      case 6:
+        prepareProfiler(cfg_shapes, cpu);
+        enableProfiler(cfg_shapes, cpu);
+        torch_shapes.push_back(ns_per_op(a, b));
+        benchmark::DoNotOptimize(disableProfiler());
+        break;
+      default:
+        prepareProfiler(cfg, cpu);
+        enableProfiler(cfg, cpu);
+        torch_ns.push_back(ns_per_op(a, b));
+        benchmark::DoNotOptimize(disableProfiler());
+    }
+  };
+  for (auto _ : state) {
+    for (int round = 0; round < kRounds; ++round)
+      for (int k = 0; k < 8; ++k) run_case((round + k) % 8);
+  }
+  ringprof::stop();
+  const double floor = median(noop);
+  using ringprof::bench::report_figure;
+  report_figure("torch op: no callback, ns", median(none), "ns");
+  report_figure("torch op: no-op RecordFunction callback, ns", floor, "ns");
+  report_figure("torch op: ringprof capture, ns", median(ringprof_ns), "ns");
+  report_figure("torch op: torch.profiler (CPU), ns", median(torch_ns), "ns");
+  report_figure("torch op: ringprof capture over the no-op callback, ns", median_difference(ringprof_ns, noop), "ns");
+  report_figure("torch op: torch.profiler over the no-op callback, ns", median_difference(torch_ns, noop), "ns");
+  report_figure("torch op: no-op callback sampled 1%, ns", median(noop_sampled), "ns");
+  report_figure("torch op: ringprof capture sampled 1%, ns", median(ringprof_sampled), "ns");
+  report_figure("torch op: ringprof sampled 1% over no callback, ns", median_difference(ringprof_sampled, none),
+                "ns");
+  report_figure("torch op: ringprof detailed with shapes over the no-op callback, ns",
+                median_difference(ringprof_shapes, noop), "ns");
+  report_figure("torch op: torch.profiler record_shapes over the no-op callback, ns",
+                median_difference(torch_shapes, noop), "ns");
+}
+BENCHMARK(BM_TorchOpCosts)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,28 @@
+// torch_module.cpp — the `_ringprof_torch` extension: the operator capture of
+// torch_capture.h for Python. The package registers the callbacks only while
+// ringprof records (its start and stop listeners), so a process that is not
+// recording pays nothing.
+#include <pybind11/pybind11.h>
+
+#include "torch_capture.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_ringprof_torch, m) {
+  using namespace ringprof::torch_operators;
+  m.doc() = "PyTorch operators as ringprof zones; import ringprof.torch instead.";
+  m.def("_set_level", &set_level);
+  m.def("_level", &level);
+  m.def("_enable", &enable, "Registers the callbacks (while recording).");
+  m.def("_disable", &disable, "Removes them.");
+  m.def("_enabled", &enabled);
+  m.def("_sync", &ringprof::torch_operators::sync);
+  m.def("_set_sampling", &set_sampling);
+  m.def("_sampling", &sampling);
+  m.def("_registered_probability", &registered_probability);
+  m.def("_set_record_shapes", &set_record_shapes);
+  m.def("_record_shapes", &record_shapes);
+  m.def("_recording_inputs", &recording_inputs);
+  m.def("_noop_callback", &set_noop_callback, py::arg("on"), py::arg("probability") = 1.0,
+        "Benchmarks only: a global RecordFunction callback that does nothing.");
+}
