@@ -3,7 +3,7 @@
 # missing: safe to run again and again. Used by demo.sh and test.sh.
 set -eu
 
-PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
+PACKAGES="build-essential cmake pkg-config clang clang-format libclang-rt-14-dev \
 libconcurrentqueue-dev libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler \
 libgtest-dev libbenchmark-dev nlohmann-json3-dev libdw-dev libelf-dev \
 libprotobuf-dev protobuf-compiler golang-go libcli11-dev \

@@ -4,7 +4,9 @@
 # page's headless-Chromium test in the release one, fuzzes the segment decoder
 # for a bounded time, builds the benchmarks and holds them to bench/budgets.txt
 # (bench/gate.sh), and checks that an installed ringprof works from CMake and
-# from pkg-config.
+# from pkg-config. First of all, the C++ lines changed since the style was
+# written down must follow .clang-format (format-check.sh), and later no build
+# may print a compiler or linker warning.
 #   RINGPROF_FUZZ_SECONDS (default 60)   RINGPROF_TEST_CONFIGS (default "release asan tsan")
 set -eu
 cd "$(dirname "$0")"
@@ -26,13 +28,22 @@ fail() { FAILED="$FAILED $1"; echo "test.sh: $2" >&2; }
 # (once; again when package-lock.json changes).
 tests/browser/setup.sh || fail browser "npm ci in tests/browser failed: the report page's browser test cannot run"
 
+echo "=== format: lines changed since .clang-format was added ==="
+./format-check.sh || fail format "changed lines do not follow .clang-format (./format-check.sh --fix)"
+
 run_config() {
   name="$1"; shift
   echo "=== $name ==="
   dir="build/test-$name"
-  if ! cmake -S . -B "$dir" -DRINGPROF_WERROR=ON "$@" >/dev/null || ! cmake --build "$dir" -j"$JOBS"; then
+  if ! cmake -S . -B "$dir" -DRINGPROF_WERROR=ON "$@" >/dev/null || ! cmake --build "$dir" -j"$JOBS" >"$dir/build.log" 2>&1; then
+    tail -n 60 "$dir/build.log" 2>/dev/null || true
     fail "$name" "the $name configuration did not build"
     return 0
+  fi
+  # -Werror makes a compiler warning a failed build; a linker's or a
+  # generator's warning (lto-wrapper notes, say) must not pass either.
+  if grep -E "warning:|note:" "$dir/build.log"; then
+    fail "$name" "the $name build printed warnings (above; the whole log: $dir/build.log)"
   fi
   if (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 600 >ctest.log 2>&1); then
     grep -E "tests passed|did not run|Skipped" "$dir/ctest.log" || true

@@ -65,8 +65,7 @@ void BM_TorchOpCosts(benchmark::State& state) {
   config.sink = "null";
   config.sample_hz = 0;
   ringprof::start(config);
-  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled, ringprof_shapes,
-      torch_shapes;
+  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled, ringprof_shapes, torch_shapes;
   const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO);
   const impl::ProfilerConfig cfg_shapes(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
   const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
@@ -74,9 +73,7 @@ void BM_TorchOpCosts(benchmark::State& state) {
   // the same one (a callback just removed, a profiler just stopped).
   auto run_case = [&](int which) {
     switch (which) {
-      case 0:
-        none.push_back(ns_per_op(a, b));
-        break;
+      case 0: none.push_back(ns_per_op(a, b)); break;
       case 1:
         ringprof::torch_operators::set_noop_callback(true);
         noop.push_back(ns_per_op(a, b));
@@ -136,8 +133,7 @@ void BM_TorchOpCosts(benchmark::State& state) {
   report_figure("torch op: torch.profiler over the no-op callback, ns", median_difference(torch_ns, noop), "ns");
   report_figure("torch op: no-op callback sampled 1%, ns", median(noop_sampled), "ns");
   report_figure("torch op: ringprof capture sampled 1%, ns", median(ringprof_sampled), "ns");
-  report_figure("torch op: ringprof sampled 1% over no callback, ns", median_difference(ringprof_sampled, none),
-                "ns");
+  report_figure("torch op: ringprof sampled 1% over no callback, ns", median_difference(ringprof_sampled, none), "ns");
   report_figure("torch op: ringprof detailed with shapes over the no-op callback, ns",
                 median_difference(ringprof_shapes, noop), "ns");
   report_figure("torch op: torch.profiler record_shapes over the no-op callback, ns",

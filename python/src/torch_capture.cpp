@@ -322,4 +322,3 @@ void set_noop_callback(bool on, double probability) {
 }
 
 }  // namespace ringprof::torch_operators
-

@@ -16,7 +16,7 @@ namespace {
 // the paths to the ranks' files first, so the command never sees the rest.
 struct PathSelection {
   std::vector<std::string>* paths = nullptr;
-  const RangeSpec* range = nullptr;      // the command's, checked before any file is read
+  const RangeSpec* range = nullptr;  // the command's, checked before any file is read
   std::string rank_text;
   std::vector<int32_t>* ranks = nullptr;  // the parsed list, for a command that wants it
 };
@@ -137,13 +137,12 @@ void add_range_options(CLI::App& cmd, RangeSpec& range) {
   CLI::Option* to = group.add_option_function<std::string>("--to", moment(false), "to T")
                         ->type_name("T")
                         ->check(time_point_validator());
-  CLI::Option* last =
-      group
-          .add_option_function<std::string>(
-              "--last", [&range](const std::string& text) { range.last_ns = parse_duration_ns(text); },
-              "the last D of the trace (back from its end)")
-          ->type_name("D")
-          ->check(duration_validator());
+  CLI::Option* last = group
+                          .add_option_function<std::string>(
+                              "--last", [&range](const std::string& text) { range.last_ns = parse_duration_ns(text); },
+                              "the last D of the trace (back from its end)")
+                          ->type_name("D")
+                          ->check(duration_validator());
   CLI::Option* around =
       group
           .add_option_function<std::string>(

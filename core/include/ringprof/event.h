@@ -167,8 +167,14 @@ static_assert(internal::event_kind_table_is_complete(),
 // jump per predicate, mispredicted on mixed kinds).
 namespace internal {
 enum EventKindFlag : uint8_t {
-  kKindRing = 1, kKindFile = 2, kKindCrash = 4, kKindLocation = 8,
-  kKindValue = 16, kKindValueLocation = 32, kKindMemory = 64, kKindStack = 128,
+  kKindRing = 1,
+  kKindFile = 2,
+  kKindCrash = 4,
+  kKindLocation = 8,
+  kKindValue = 16,
+  kKindValueLocation = 32,
+  kKindMemory = 64,
+  kKindStack = 128,
 };
 constexpr uint8_t event_kind_flags(EventKind k) noexcept {
   const EventKindTraits t = event_kind_traits(k);

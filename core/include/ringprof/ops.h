@@ -117,7 +117,7 @@ enum class ForkPolicy : uint8_t { Off = 0, Record = 1 };
 
 // Operational settings, part of Config (RINGPROF_* variables in brackets).
 struct OpsConfig {
-  Level mode = Level::AlwaysOn;          // RINGPROF_MODE: always_on | detailed | off
+  Level mode = Level::AlwaysOn;        // RINGPROF_MODE: always_on | detailed | off
   Schedule schedule;                   // RINGPROF_SCHEDULE
   DutyCycle duty_cycle;                // RINGPROF_DUTY_CYCLE
   ForkPolicy fork = ForkPolicy::Off;   // RINGPROF_FORK: off | record

@@ -24,12 +24,12 @@ namespace ringprof {
 
 // The process's place in a distributed job.
 struct RankInfo {
-  int32_t rank = -1;        // -1: unknown
+  int32_t rank = -1;  // -1: unknown
   int32_t local_rank = -1;
   int32_t world_size = -1;
-  std::string job_id;       // "" when unknown
-  std::string source;       // where the rank came from: "RANK", "SLURM_PROCID", "set_rank", ...
-  uint32_t version = 0;     // bumped on every change, so a sink can restate it; 0: never known
+  std::string job_id;    // "" when unknown
+  std::string source;    // where the rank came from: "RANK", "SLURM_PROCID", "set_rank", ...
+  uint32_t version = 0;  // bumped on every change, so a sink can restate it; 0: never known
   bool known() const { return rank >= 0 || world_size >= 0 || local_rank >= 0 || !job_id.empty(); }
 };
 

@@ -78,7 +78,6 @@ struct RecorderStats {
 RecorderStats recorder_stats();
 
 
-
 // Zones. A zone's name must be a SourceLocation with static storage (the
 // macros make one) or a run-time string (copied). zone_begin() returns false
 // when the zone is not recorded (recording off, or a full ring, which counts

@@ -17,10 +17,14 @@ const char* mode_name(Level m) noexcept {
 }
 
 bool parse_mode(std::string_view text, Level* out) {
-  if (text == "off") *out = Level::Off;
-  else if (text == "always_on" || text == "always-on" || text == "on") *out = Level::AlwaysOn;
-  else if (text == "detailed") *out = Level::Detailed;
-  else return false;
+  if (text == "off")
+    *out = Level::Off;
+  else if (text == "always_on" || text == "always-on" || text == "on")
+    *out = Level::AlwaysOn;
+  else if (text == "detailed")
+    *out = Level::Detailed;
+  else
+    return false;
   return true;
 }
 

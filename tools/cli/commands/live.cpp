@@ -70,8 +70,9 @@ int run_trigger(const TriggerOptions& o) {
 
 void add_live_commands(CLI::App& app) {
   auto extract = std::make_shared<ExtractArgs>();
-  CLI::App& x =
-      *app.add_subcommand("extract", "a time range's events (or a detailed window's) into files that decode alone (works on a live directory)");
+  CLI::App& x = *app.add_subcommand(
+      "extract",
+      "a time range's events (or a detailed window's) into files that decode alone (works on a live directory)");
   x.group("Live recordings");
   add_paths(x, extract->paths);
   add_output_option(x, extract->output, "the directory to write into (required; created if missing)")->type_name("DIR");

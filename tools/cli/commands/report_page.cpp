@@ -31,7 +31,8 @@ struct ReportPageArgs {
 std::string trace_path_for(const std::string& page) {
   const size_t slash = page.rfind('/');
   const size_t dot = page.rfind('.');
-  const std::string stem = dot != std::string::npos && (slash == std::string::npos || dot > slash) ? page.substr(0, dot) : page;
+  const std::string stem =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash) ? page.substr(0, dot) : page;
   return stem + ".perfetto-trace";
 }
 
@@ -82,7 +83,7 @@ struct FindingsArgs {
   RangeSpec range;
   std::string thread;
   std::string format = "text";
-  std::string fail_on;  // "" never; "info", "warning" or "critical"
+  std::string fail_on;         // "" never; "info", "warning" or "critical"
   std::vector<int32_t> ranks;  // --rank, parsed
 };
 
@@ -104,7 +105,7 @@ int run_findings(const FindingsArgs& a) {
   std::fflush(stdout);
   const int status = report_problems(input.reader());
   if (status != kExitOk || a.fail_on.empty()) return status;
-  const FindingSeverity least = a.fail_on == "critical" ? FindingSeverity::Critical
+  const FindingSeverity least = a.fail_on == "critical"  ? FindingSeverity::Critical
                                 : a.fail_on == "warning" ? FindingSeverity::Warning
                                                          : FindingSeverity::Info;
   for (const Finding& f : found)
@@ -127,7 +128,8 @@ void add_report_commands(CLI::App& app) {
              "do not write the full trace beside the page (OUT's name with .perfetto-trace), which its timeline "
              "links to");
   add_range_options(r, args->range);
-  on_run(r, [args] { return run_report(*args); }, [args] { check_report(*args); });
+  on_run(
+      r, [args] { return run_report(*args); }, [args] { check_report(*args); });
 
   auto found = std::make_shared<FindingsArgs>();
   CLI::App& f = *app.add_subcommand("findings", "known performance problems, with evidence and what to do");

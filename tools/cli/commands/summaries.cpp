@@ -25,8 +25,8 @@ struct ReportArgs {
   std::string thread;
   size_t top = 0;  // 0: every row
   std::string format = "text";
-  std::string sort;      // table: "" is the default column
-  bool samples = false;  // table --samples
+  std::string sort;            // table: "" is the default column
+  bool samples = false;        // table --samples
   bool group_by_args = false;  // table --group-by-args
   std::vector<std::string> symbol_paths;
   size_t name_width = kGpuNameWidth;  // gpu --name-width
@@ -125,7 +125,8 @@ void add_summary_commands(CLI::App& app) {
   add_thread_option(t, table->thread);
   add_symbol_path_option(t, table->symbol_paths);
   add_range_options(t, table->range);
-  on_run(t, [table] { return run_table(*table); }, [table] { check_sort(*table); });
+  on_run(
+      t, [table] { return run_table(*table); }, [table] { check_sort(*table); });
 
   auto gpu = std::make_shared<ReportArgs>();
   CLI::App& g =
@@ -135,8 +136,7 @@ void add_summary_commands(CLI::App& app) {
   add_top_option(g, gpu->top, "kernel rows");
   g.add_option_function<std::string>(
        "--name-width", [gpu](const std::string& text) { gpu->name_width = std::stoul(text); },
-       "cut kernel names longer than N characters (default " + std::to_string(kGpuNameWidth) +
-           "; 0: whole names)")
+       "cut kernel names longer than N characters (default " + std::to_string(kGpuNameWidth) + "; 0: whole names)")
       ->type_name("N")
       ->check(digits_validator(6));
   add_range_options(g, gpu->range);

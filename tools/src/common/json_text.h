@@ -30,11 +30,21 @@ class JsonWriter {
     out += ':';
     fresh_ = true;
   }
-  void str(const std::string& v) { value([&] { append_json_string(out, v); }); }
-  void num(int64_t v) { value([&] { out += std::to_string(v); }); }
-  void unum(uint64_t v) { value([&] { out += std::to_string(v); }); }
-  void dbl(double v) { value([&] { append_json_double(out, v); }); }
-  void null() { value([&] { out += "null"; }); }
+  void str(const std::string& v) {
+    value([&] { append_json_string(out, v); });
+  }
+  void num(int64_t v) {
+    value([&] { out += std::to_string(v); });
+  }
+  void unum(uint64_t v) {
+    value([&] { out += std::to_string(v); });
+  }
+  void dbl(double v) {
+    value([&] { append_json_double(out, v); });
+  }
+  void null() {
+    value([&] { out += "null"; });
+  }
   // A value that is already a JSON document (trailing newline dropped).
   void raw(const std::string& json) {
     value([&] { out.append(json, 0, json.empty() || json.back() != '\n' ? json.size() : json.size() - 1); });
@@ -45,7 +55,9 @@ class JsonWriter {
   void field(const char* k, bool v) { key(k), boolean(v); }
   // The value, or null when `known` is false.
   void field_if(const char* k, bool known, uint64_t v) { known ? field(k, v) : (key(k), null()); }
-  void boolean(bool v) { value([&] { out += v ? "true" : "false"; }); }
+  void boolean(bool v) {
+    value([&] { out += v ? "true" : "false"; });
+  }
   void open(char c) {
     comma();
     out += c;

@@ -60,6 +60,4 @@ std::string format_csv_table(const TextRow& header, const std::vector<TextRow>& 
 
 }  // namespace ringprof::internal
 
-namespace ringprof::internal {
-
-}  // namespace ringprof::internal
+namespace ringprof::internal {}  // namespace ringprof::internal

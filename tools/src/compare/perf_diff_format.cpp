@@ -65,8 +65,9 @@ std::vector<internal::TextRow> function_cells(const DiffResult& d) {
     std::snprintf(b, sizeof b, "%.2f%%", f.base_share_pct);
     std::snprintf(h, sizeof h, "%.2f%%", f.head_share_pct);
     const bool both = f.base_samples && f.head_samples;
-    out.push_back({verdict_name(f.verdict), both ? internal::signed_percent(f.change.change_pct) : "-", interval(f.change), b, h,
-                   std::to_string(f.base_samples) + " -> " + std::to_string(f.head_samples), f.function});
+    out.push_back({verdict_name(f.verdict), both ? internal::signed_percent(f.change.change_pct) : "-",
+                   interval(f.change), b, h, std::to_string(f.base_samples) + " -> " + std::to_string(f.head_samples),
+                   f.function});
   }
   return out;
 }

@@ -387,9 +387,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
             a.add("signal", signal_name(static_cast<int>(e.value & 0xffffffffu)));
             a.add("thread", e.value >> 32);
             break;
-          case MarkClass::Level:
-            a.add("level", e.value <= 2 ? mode_name(static_cast<Level>(e.value)) : "?");
-            break;
+          case MarkClass::Level: a.add("level", e.value <= 2 ? mode_name(static_cast<Level>(e.value)) : "?"); break;
           default:
             break;
         }

@@ -40,7 +40,11 @@ class PerfettoGpuWriter {
   using ThreadTrack = std::function<std::optional<uint64_t>(uint32_t tid)>;
   PerfettoGpuWriter(PacketWriter& w, Sequence& seq, TimeRange range, uint64_t& next_uuid, uint64_t process_uuid,
                     ThreadTrack thread_track)
-      : w_(w), seq_(seq), range_(range), next_uuid_(next_uuid), process_uuid_(process_uuid),
+      : w_(w),
+        seq_(seq),
+        range_(range),
+        next_uuid_(next_uuid),
+        process_uuid_(process_uuid),
         thread_track_(std::move(thread_track)) {}
 
   void begin_process(const ProcessState& p) { process_ = &p; }

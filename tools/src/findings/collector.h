@@ -27,11 +27,11 @@
 
 namespace ringprof::internal {
 
-inline constexpr size_t kMaxZoneDepth = 1 << 16;     // open zones followed per thread (ZoneTracker's bound)
-inline constexpr size_t kClosedSpans = 4096;         // a thread's latest closed outermost zones (sample coverage)
-inline constexpr size_t kHostReadSpans = 1024;       // a thread's latest closed host reads (CUDA calls inside them)
-inline constexpr size_t kPendingSamples = 4096;      // per thread
-inline constexpr size_t kPendingPieces = 1 << 18;    // per process
+inline constexpr size_t kMaxZoneDepth = 1 << 16;   // open zones followed per thread (ZoneTracker's bound)
+inline constexpr size_t kClosedSpans = 4096;       // a thread's latest closed outermost zones (sample coverage)
+inline constexpr size_t kHostReadSpans = 1024;     // a thread's latest closed host reads (CUDA calls inside them)
+inline constexpr size_t kPendingSamples = 4096;    // per thread
+inline constexpr size_t kPendingPieces = 1 << 18;  // per process
 
 struct TimeSpan {
   uint64_t b = 0, e = 0;
@@ -49,19 +49,19 @@ struct FactsCollector::Impl {
   struct Thread {
     uint32_t index = 0;
     std::vector<Open> stack;
-    uint64_t overflow = 0;           // begins past kMaxZoneDepth: their ends are swallowed
-    uint64_t last_change = 0;        // the innermost zone owns the time since
-    uint64_t position = 0;           // its latest event other than a sample
-    std::deque<TimeSpan> closed;     // outermost zones, by end
+    uint64_t overflow = 0;        // begins past kMaxZoneDepth: their ends are swallowed
+    uint64_t last_change = 0;     // the innermost zone owns the time since
+    uint64_t position = 0;        // its latest event other than a sample
+    std::deque<TimeSpan> closed;  // outermost zones, by end
     std::deque<PendingSample> samples;
-    uint32_t host_read_depth = 0;    // host-read zones open
-    uint64_t host_read_begin = 0;    // of the outermost one
+    uint32_t host_read_depth = 0;  // host-read zones open
+    uint64_t host_read_begin = 0;  // of the outermost one
     uint32_t host_read_loc = 0;
-    std::deque<TimeSpan> host_reads; // closed outermost host reads, by end
+    std::deque<TimeSpan> host_reads;  // closed outermost host reads, by end
   };
   struct LocInfo {
     std::string name;
-    int tracked = -1;                // index into facts.tracked
+    int tracked = -1;  // index into facts.tracked
     bool host_read = false;
   };
   struct Piece {
@@ -71,13 +71,13 @@ struct FactsCollector::Impl {
   struct Work {
     GpuKind kind;
     uint8_t sub_kind, src_kind, dst_kind;
-    uint32_t name;                   // into names
+    uint32_t name;  // into names
     uint64_t start, end, bytes;
   };
   struct Launch {
     uint32_t tid = 0;
-    uint64_t ns = 0;                 // the longest call of the id: the runtime call encloses its driver call
-    bool graph = false;              // a CUDA graph's launch: one call for many kernels, none of them its own
+    uint64_t ns = 0;                       // the longest call of the id: the runtime call encloses its driver call
+    bool graph = false;                    // a CUDA graph's launch: one call for many kernels, none of them its own
     bool runtime = false, driver = false;  // which of its API records have come
     // Its kernels, until both records have come (the longer one is the
     // launch time), or the launch is forgotten or the process ends.
@@ -94,17 +94,17 @@ struct FactsCollector::Impl {
   uint64_t loop_b = 0, loop_e = 0;  // the steps' span [b, e)
   std::unordered_map<std::string, int> tracked_index;
   std::unordered_map<uint32_t, LocInfo> locs;
-  std::unordered_map<uint32_t, Thread> threads;       // by thread index
+  std::unordered_map<uint32_t, Thread> threads;  // by thread index
   std::unordered_map<uint32_t, uint32_t> tid_to_index;
-  size_t tid_map_threads = SIZE_MAX;                  // process->threads.size() when tid_to_index was built
+  size_t tid_map_threads = SIZE_MAX;  // process->threads.size() when tid_to_index was built
 
   BusyUnion busy;
-  uint64_t horizon = 0;                               // latest GPU work start seen
+  uint64_t horizon = 0;  // latest GPU work start seen
   std::deque<Piece> pieces;
   std::unordered_map<uint32_t, uint64_t> idle_by_loc;
 
-  std::vector<std::string> names;                     // GPU names, interned across segments
-  std::vector<int8_t> name_is_sync;                   // is_sync_call, once per name (-1: not yet)
+  std::vector<std::string> names;    // GPU names, interned across segments
+  std::vector<int8_t> name_is_sync;  // is_sync_call, once per name (-1: not yet)
   std::unordered_map<std::string, uint32_t> name_ids;
   CorrelationMap<Launch> launches;
   CorrelationMap<std::vector<Work>> waiting;

@@ -38,17 +38,17 @@ struct SyncFacts {
 };
 
 struct ProcessFacts {
-  size_t process = 0;               // index into TraceReader::processes()
-  std::string label;                // "rank 3 (host, pid 12)" or "trainer (pid 12)"
-  std::string rank_label;           // "rank 3", or "pid 12" when the files state no rank
+  size_t process = 0;                  // index into TraceReader::processes()
+  std::string label;                   // "rank 3 (host, pid 12)" or "trainer (pid 12)"
+  std::string rank_label;              // "rank 3", or "pid 12" when the files state no rank
   uint64_t first_ns = 0, last_ns = 0;  // of the process's events and GPU records
-  uint64_t window_ns = 0;            // the range within [first_ns, last_ns]: the recorded time looked at
-  bool gpu = false;                 // kernels, copies or sets recorded
-  StepStats whole;                  // the ranks scan's figures over everything
+  uint64_t window_ns = 0;              // the range within [first_ns, last_ns]: the recorded time looked at
+  bool gpu = false;                    // kernels, copies or sets recorded
+  StepStats whole;                     // the ranks scan's figures over everything
 
   // Whole steps that touch the range, in time order (contiguous).
   std::vector<StepStats> steps;
-  bool all_threads = true;          // no --thread: the steps' idle_in_zones_ns speak for the selection
+  bool all_threads = true;  // no --thread: the steps' idle_in_zones_ns speak for the selection
 
   // gpu_idle: per zone name, its self time (selected threads) while the GPU
   // did nothing, within the steps.
@@ -65,7 +65,7 @@ struct ProcessFacts {
 
   // tiny_kernels: by raw kernel name.
   std::unordered_map<std::string, KernelLaunchFacts> kernels;
-  uint64_t kernels_seen = 0;        // with or without a known launch
+  uint64_t kernels_seen = 0;  // with or without a known launch
 
   // pageable_copies.
   uint64_t pageable_copies = 0, pageable_bytes = 0, pageable_ns = 0;
@@ -79,7 +79,7 @@ struct ProcessFacts {
   // uncovered_hot_function: samples kept (range, threads), and those taken
   // while no zone was open on their thread, by stack id.
   uint64_t samples = 0;
-  uint64_t sample_period_ns = 0;    // CPU time per sample (0: unknown)
+  uint64_t sample_period_ns = 0;  // CPU time per sample (0: unknown)
   std::unordered_map<uint32_t, uint64_t> uncovered_by_stack;
 };
 

@@ -59,36 +59,39 @@ std::vector<Finding> rule_gpu_idle(const std::vector<ProcessFacts>& processes) {
     const double covered_share = share(covered, idle_total);
     const uint64_t steps = shares.size();
     const std::string bound = !top.empty() && is_data_loading_zone(top) ? "input"
-                              : covered_share >= kIdleCpuBound         ? "cpu"
-                                                                       : "unknown";
+                              : covered_share >= kIdleCpuBound          ? "cpu"
+                                                                        : "unknown";
     Finding f;
     f.rule = "gpu_idle";
     f.severity = idle_share >= kIdleCritical ? FindingSeverity::Critical : FindingSeverity::Warning;
     const std::string pct = percent_text(idle_share);
     if (bound == "input") {
       f.title = "GPU idle " + pct + "% of each step, waiting for data loading (" + top + ")";
-      f.advice = "The input pipeline is what the GPU waits for. Load and collate in DataLoader worker processes "
-                 "(num_workers, persistent_workers=True, prefetch_factor), copy from pinned memory "
-                 "(pin_memory=True, non_blocking=True), move decoding and augmentation to the GPU, or cache "
-                 "preprocessed data.";
+      f.advice =
+          "The input pipeline is what the GPU waits for. Load and collate in DataLoader worker processes "
+          "(num_workers, persistent_workers=True, prefetch_factor), copy from pinned memory "
+          "(pin_memory=True, non_blocking=True), move decoding and augmentation to the GPU, or cache "
+          "preprocessed data.";
     } else if (bound == "cpu") {
       f.title = "GPU idle " + pct + "% of each step: CPU-bound, the host is in " + top;
-      f.advice = "The step is overhead-bound (the CPU cannot issue work fast enough; torch.profiler and HTA call "
-                 "this CPU-bound). Cut per-step host work and launch overhead: CUDA graphs, "
-                 "torch.compile(mode=\"reduce-overhead\"), fused or foreach optimizers, larger batches; move work "
-                 "the GPU does not wait for off the training thread.";
+      f.advice =
+          "The step is overhead-bound (the CPU cannot issue work fast enough; torch.profiler and HTA call "
+          "this CPU-bound). Cut per-step host work and launch overhead: CUDA graphs, "
+          "torch.compile(mode=\"reduce-overhead\"), fused or foreach optimizers, larger batches; move work "
+          "the GPU does not wait for off the training thread.";
     } else {
       f.title = "GPU idle " + pct + "% of each step, not explained by any zone";
-      f.advice = "The GPU waits on something no zone covers: synchronisation (see sync_in_step), I/O, or another "
-                 "process. Add zones around the rest of the step's CPU work, or read the CPU samples of the idle "
-                 "stretches (flame graph).";
+      f.advice =
+          "The GPU waits on something no zone covers: synchronisation (see sync_in_step), I/O, or another "
+          "process. Add zones around the rest of the step's CPU work, or read the CPU samples of the idle "
+          "stretches (flame graph).";
     }
     f.evidence = "In " + p.label + " the GPU did nothing for a median " + pct + "% of each step over " +
                  std::to_string(steps) + " steps (median step " + dur(median(times)) + ", median idle " +
                  dur(median(idles)) + ").";
     if (!top.empty())
-      f.evidence += " While it was idle the CPU was mostly in " + top + ": " + dur(top_ns / steps) +
-                    " per step (" + percent_text(share(top_ns, idle_total)) + "% of the idle time); zones covered " +
+      f.evidence += " While it was idle the CPU was mostly in " + top + ": " + dur(top_ns / steps) + " per step (" +
+                    percent_text(share(top_ns, idle_total)) + "% of the idle time); zones covered " +
                     percent_text(covered_share) + "% of the idle time.";
     else
       f.evidence += " No zone was open on the selected threads while it was idle.";
@@ -133,7 +136,8 @@ std::vector<Finding> rule_tiny_kernels(const std::vector<ProcessFacts>& processe
   f.severity = bound_share >= kTinyCritical ? FindingSeverity::Critical : FindingSeverity::Warning;
   f.title = "Launch-bound: " + std::to_string(bound) + " of " + std::to_string(kernels) + " kernels (" +
             percent_text(bound_share) + "%) ran shorter than their launch call";
-  f.evidence = std::to_string(bound) + " kernels ran for less time than the CPU spent launching them "
+  f.evidence = std::to_string(bound) +
+               " kernels ran for less time than the CPU spent launching them "
                "(cudaLaunchKernel/cuLaunchKernel, matched by correlation id)";
   if (seen > kernels)
     f.evidence += "; " + std::to_string(seen - kernels) +
@@ -147,9 +151,10 @@ std::vector<Finding> rule_tiny_kernels(const std::vector<ProcessFacts>& processe
                   dur(median(k.launch_ns));
   }
   f.evidence += ".";
-  f.advice = "Kernels this short leave the GPU waiting for the CPU's launches. Fuse them (torch.compile, fused or "
-             "foreach optimizers, fused layers), capture the step in CUDA graphs (torch.cuda.graphs, "
-             "torch.compile(mode=\"reduce-overhead\")), or give each kernel more work (larger batches).";
+  f.advice =
+      "Kernels this short leave the GPU waiting for the CPU's launches. Fuse them (torch.compile, fused or "
+      "foreach optimizers, fused layers), capture the step in CUDA graphs (torch.cuda.graphs, "
+      "torch.compile(mode=\"reduce-overhead\")), or give each kernel more work (larger batches).";
   const KernelLaunchFacts& top = *rows.front().second;
   f.figures = {{"kernels", std::to_string(kernels)},
                {"launch_bound", std::to_string(bound)},
@@ -178,8 +183,8 @@ std::vector<Finding> rule_pageable_copies(const std::vector<ProcessFacts>& proce
   Finding f;
   f.rule = "pageable_copies";
   f.severity = time_share >= kPageableCritical ? FindingSeverity::Critical : FindingSeverity::Warning;
-  f.title = std::to_string(copies) + " copies from or to pageable host memory (" + bytes_text(bytes) + ", " +
-            dur(ns) + ")";
+  f.title =
+      std::to_string(copies) + " copies from or to pageable host memory (" + bytes_text(bytes) + ", " + dur(ns) + ")";
   std::string directions;
   for (const auto& [kind, n] : by_direction) {
     const auto k = static_cast<GpuCopyKind>(std::min<uint8_t>(kind, kGpuCopyKindCount - 1));
@@ -187,10 +192,12 @@ std::vector<Finding> rule_pageable_copies(const std::vector<ProcessFacts>& proce
   }
   f.evidence = std::to_string(copies) + " copies (" + directions + ") moved " + bytes_text(bytes) +
                " between the GPU and pageable host memory in " + dur(ns) + " of copy time, " +
-               percent_text(time_share) + "% of the recorded time looked at. The driver stages such copies through a pinned "
+               percent_text(time_share) +
+               "% of the recorded time looked at. The driver stages such copies through a pinned "
                "buffer: they block the host and cannot overlap computation.";
-  f.advice = "Pin the host buffers (DataLoader(pin_memory=True), tensor.pin_memory(), cudaHostAlloc/cudaMallocHost "
-             "or cudaHostRegister) and copy asynchronously (non_blocking=True, cudaMemcpyAsync on a side stream).";
+  f.advice =
+      "Pin the host buffers (DataLoader(pin_memory=True), tensor.pin_memory(), cudaHostAlloc/cudaMallocHost "
+      "or cudaHostRegister) and copy asynchronously (non_blocking=True, cudaMemcpyAsync on a side stream).";
   f.figures = {{"copies", std::to_string(copies)},
                {"bytes", std::to_string(bytes)},
                {"copy_ns", std::to_string(ns)},
@@ -253,10 +260,11 @@ std::vector<Finding> rule_comm_exposed(const std::vector<ProcessFacts>& processe
   }
   if (hit.size() > kCommListed) f.evidence += "; and " + std::to_string(hit.size() - kCommListed) + " more";
   f.evidence += ".";
-  f.advice = "Overlap communication with computation: let DDP start its all-reduces during backward (a smaller "
-             "bucket_cap_mb, gradient_as_bucket_view=True, nothing synchronising between backward and the "
-             "optimizer), FSDP's backward_prefetch/forward_prefetch; raise the computation per byte sent (larger "
-             "batch per rank, gradient accumulation under no_sync()); check the interconnect (NCCL_DEBUG=INFO).";
+  f.advice =
+      "Overlap communication with computation: let DDP start its all-reduces during backward (a smaller "
+      "bucket_cap_mb, gradient_as_bucket_view=True, nothing synchronising between backward and the "
+      "optimizer), FSDP's backward_prefetch/forward_prefetch; raise the computation per byte sent (larger "
+      "batch per rank, gradient accumulation under no_sync()); check the interconnect (NCCL_DEBUG=INFO).";
   f.figures = {{"ranks_affected", std::to_string(hit.size())},
                {"ranks", std::to_string(rows.size())},
                {"worst", worst.label},

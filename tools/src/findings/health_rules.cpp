@@ -51,16 +51,19 @@ std::vector<Finding> rule_drops(const std::vector<ProcessFacts>& processes) {
                       std::to_string(events + ring + io) + " events recorded)");
   }
   if (ring)
-    advice += "Rings overflowed: let them grow larger (RINGPROF_RING_MAX_BYTES, default 16M; RINGPROF_RING_BYTES for "
-              "the first size) or record less (fewer or coarser zones, RINGPROF_TORCH_OPS=sampled). ";
+    advice +=
+        "Rings overflowed: let them grow larger (RINGPROF_RING_MAX_BYTES, default 16M; RINGPROF_RING_BYTES for "
+        "the first size) or record less (fewer or coarser zones, RINGPROF_TORCH_OPS=sampled). ";
   if (io)
-    advice += "Writes failed (disk full, directory removed or unwritable): check the free space and permissions of "
-              "RINGPROF_DIR and the byte budget RINGPROF_MAX_BYTES. ";
+    advice +=
+        "Writes failed (disk full, directory removed or unwritable): check the free space and permissions of "
+        "RINGPROF_DIR and the byte budget RINGPROF_MAX_BYTES. ";
   if (samples_lost) {
     add(lost, std::to_string(samples_lost) + " CPU samples");
     add(evidence, std::to_string(samples_lost) + " CPU samples lost by the sampler");
-    advice += "Samples were lost: lower RINGPROF_SAMPLE_HZ or RINGPROF_DETAILED_SAMPLE_HZ (the timer-signal "
-              "fallback cannot sample faster than the kernel's tick). ";
+    advice +=
+        "Samples were lost: lower RINGPROF_SAMPLE_HZ or RINGPROF_DETAILED_SAMPLE_HZ (the timer-signal "
+        "fallback cannot sample faster than the kernel's tick). ";
   }
   if (cupti_dropped || refused) {
     add(lost, std::to_string(cupti_dropped) + " GPU records");

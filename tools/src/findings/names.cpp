@@ -57,11 +57,11 @@ bool one_of(const std::string& word, const std::array<std::string_view, N>& list
 
 bool is_data_loading_zone(const std::string& name) {
   static constexpr std::array<std::string_view, 7> kAfterData = {"loader", "loaders", "loading", "load",
-                                                                  "fetch",  "fetcher", "pipeline"};
+                                                                 "fetch",  "fetcher", "pipeline"};
   static constexpr std::array<std::string_view, 5> kBeforeData = {"next", "get", "fetch", "read", "load"};
   static constexpr std::array<std::string_view, 4> kBeforeBatch = {"load", "next", "get", "fetch"};
   static constexpr std::array<std::string_view, 5> kAlone = {"dataloader", "dataloaders", "dataset", "datasets",
-                                                              "collate"};
+                                                             "collate"};
   const std::vector<std::string> w = words(name);
   for (size_t i = 0; i < w.size(); ++i) {
     const std::string* prev = i > 0 ? &w[i - 1] : nullptr;
@@ -71,8 +71,7 @@ bool is_data_loading_zone(const std::string& name) {
     if ((w[i] == "fetch" || w[i] == "fetcher") && !(prev && *prev == "pre")) return true;
     if (w[i] == "data") {
       if (next && *next == "parallel") continue;  // DataParallel, DistributedDataParallel: computation
-      if ((next && (one_of(*next, kAfterData) || *next == "iter")) || (prev && one_of(*prev, kBeforeData)))
-        return true;
+      if ((next && (one_of(*next, kAfterData) || *next == "iter")) || (prev && one_of(*prev, kBeforeData))) return true;
     }
     if ((w[i] == "batch" || w[i] == "batches") && prev && one_of(*prev, kBeforeBatch)) return true;
   }

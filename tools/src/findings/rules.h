@@ -24,13 +24,13 @@ inline constexpr double kIdleCpuBound = 0.50;
 
 // tiny_kernels: kernels whose launch call took longer than they ran.
 inline constexpr uint64_t kTinyMinKernels = 100;
-inline constexpr double kTinyWarning = 0.50;   // of the kernels whose launch is known
+inline constexpr double kTinyWarning = 0.50;  // of the kernels whose launch is known
 inline constexpr double kTinyCritical = 0.80;
 inline constexpr size_t kTinyListed = 5;
 
 // sync_in_step: synchronising calls and host reads inside the steps.
-inline constexpr double kSyncPerStep = 1.0;       // per step on average: info
-inline constexpr double kSyncWarning = 0.05;      // share of the steps' time the host was blocked
+inline constexpr double kSyncPerStep = 1.0;   // per step on average: info
+inline constexpr double kSyncWarning = 0.05;  // share of the steps' time the host was blocked
 inline constexpr double kSyncCritical = 0.20;
 inline constexpr size_t kSyncListed = 5;
 
@@ -45,17 +45,17 @@ inline constexpr size_t kCommListed = 8;
 
 // slow_steps.
 inline constexpr size_t kSlowMinSteps = 3;
-inline constexpr double kSlowFactor = 1.5;         // a step longer than this times the median
-inline constexpr double kSlowCritical = 0.20;      // time lost to slow steps over all steps' time
-inline constexpr size_t kTrackedZones = 32;        // zones followed per step (most self time first)
+inline constexpr double kSlowFactor = 1.5;     // a step longer than this times the median
+inline constexpr double kSlowCritical = 0.20;  // time lost to slow steps over all steps' time
+inline constexpr size_t kTrackedZones = 32;    // zones followed per step (most self time first)
 inline constexpr size_t kSlowListed = 5;
 
 // drops.
-inline constexpr double kDropsCritical = 0.01;     // events (or GPU records) lost over those recorded
+inline constexpr double kDropsCritical = 0.01;  // events (or GPU records) lost over those recorded
 
 // uncovered_hot_function: leaf functions of samples taken outside every zone.
 inline constexpr uint64_t kUncoveredMinSamples = 50;
-inline constexpr double kUncoveredInfo = 0.10;     // of the samples kept
+inline constexpr double kUncoveredInfo = 0.10;  // of the samples kept
 inline constexpr double kUncoveredWarning = 0.25;
 inline constexpr size_t kUncoveredListed = 3;
 
@@ -81,7 +81,7 @@ std::vector<Finding> rule_uncovered_hot_function(const std::vector<HotFunction>&
                                                  uint64_t period_ns);
 
 // Text the rules share.
-std::string percent_text(double share);             // 0.4567 -> "45.7"
+std::string percent_text(double share);  // 0.4567 -> "45.7"
 // part / whole, 0 when whole is 0.
 double share(uint64_t part, uint64_t whole);
 // A duration as the evidence words it ("852.1 µs").

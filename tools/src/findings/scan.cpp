@@ -138,8 +138,7 @@ void FactsCollector::Impl::piece(Thread& t, uint32_t loc_id, uint64_t b, uint64_
   const int tracked = loc(loc_id).tracked;
   if (tracked >= 0) {
     const size_t n = facts.tracked.size();
-    size_t i = static_cast<size_t>(std::upper_bound(step_begins.begin(), step_begins.end(), b) -
-                                   step_begins.begin());
+    size_t i = static_cast<size_t>(std::upper_bound(step_begins.begin(), step_begins.end(), b) - step_begins.begin());
     for (uint64_t at = b; i > 0 && i <= facts.steps.size() && at < e; ++i) {
       const uint64_t step_end = std::min(e, facts.steps[i - 1].end_ns);
       if (step_end > at) facts.step_zone_ns[(i - 1) * n + static_cast<size_t>(tracked)] += step_end - at;
@@ -175,8 +174,7 @@ void FactsCollector::Impl::settle_samples(Thread& t) {
   }
 }
 
-FactsCollector::FactsCollector(const RankScan& scan, TimeRange range, const std::string& thread,
-                               size_t tracked_zones)
+FactsCollector::FactsCollector(const RankScan& scan, TimeRange range, const std::string& thread, size_t tracked_zones)
     : impl_(std::make_unique<Impl>(scan, range, thread, tracked_zones)) {}
 
 FactsCollector::~FactsCollector() = default;
@@ -231,8 +229,7 @@ void FactsCollector::segment(const SegmentView& view) {
       case EventKind::ZoneArg:
       case EventKind::None:
       case EventKind::ThreadName:
-      case EventKind::Continuation:
-        break;
+      case EventKind::Continuation: break;
     }
     t.position = std::max(t.position, e.ts_ns);
     m.settle_samples(t);

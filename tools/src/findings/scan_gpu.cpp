@@ -58,8 +58,10 @@ void FactsCollector::Impl::deliver(const Work& w, const Launch* launch) {
 }
 
 void FactsCollector::Impl::pair(const Work& w, Launch& l) {
-  if (w.kind == GpuKind::Kernel && !l.graph && !(l.runtime && l.driver)) l.kernels.push_back(w);
-  else deliver(w, &l);
+  if (w.kind == GpuKind::Kernel && !l.graph && !(l.runtime && l.driver))
+    l.kernels.push_back(w);
+  else
+    deliver(w, &l);
 }
 
 void FactsCollector::Impl::flush(Launch& l) {
@@ -76,8 +78,8 @@ void FactsCollector::Impl::deliver_unpaired(std::vector<Work>& works) {
   for (const Work& w : works) deliver(w, nullptr);
 }
 
-void FactsCollector::Impl::sync(uint32_t correlation, uint32_t tid, bool tid_known, const std::string& name,
-                                uint64_t b, uint64_t e) {
+void FactsCollector::Impl::sync(uint32_t correlation, uint32_t tid, bool tid_known, const std::string& name, uint64_t b,
+                                uint64_t e) {
   if (correlation && counted_syncs.find(correlation)) return;
   if (!filter.empty() && (!tid_known || !tid_selected(tid))) return;
   if (!in_loop(b) || !range.overlaps(b, e)) return;
@@ -105,8 +107,10 @@ void FactsCollector::Impl::gpu_records(const DecodedSegment& seg) {
     const uint64_t cut = busy.oldest_half_end();
     std::deque<Piece> later;
     for (const Piece& p : pieces) {
-      if (p.e <= cut) judge(p);
-      else later.push_back(p);
+      if (p.e <= cut)
+        judge(p);
+      else
+        later.push_back(p);
     }
     pieces.swap(later);
     busy.forget_oldest_half();
@@ -138,15 +142,14 @@ void FactsCollector::Impl::gpu_records(const DecodedSegment& seg) {
       sync(a.correlation, l ? l->tid : 0, l != nullptr, sync_type_name(a.sub_kind), a.start_ns, a.end_ns);
     }
     if (!is_work(a.kind)) continue;
-    const Work w{a.kind, a.sub_kind, a.src_kind, a.dst_kind, a.kind == GpuKind::Kernel ? name_of(a) : 0,
-                 a.start_ns, a.end_ns, a.bytes};
+    const Work w{a.kind,     a.sub_kind, a.src_kind, a.dst_kind, a.kind == GpuKind::Kernel ? name_of(a) : 0,
+                 a.start_ns, a.end_ns,   a.bytes};
     if (a.correlation == 0) {
       deliver(w, nullptr);
     } else if (Launch* l = launches.find(a.correlation)) {
       pair(w, *l);
     } else {
-      waiting.insert(a.correlation, [this](uint32_t, std::vector<Work>& ws) { deliver_unpaired(ws); })
-          .push_back(w);
+      waiting.insert(a.correlation, [this](uint32_t, std::vector<Work>& ws) { deliver_unpaired(ws); }).push_back(w);
     }
   }
 }

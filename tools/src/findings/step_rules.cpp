@@ -40,11 +40,12 @@ std::vector<Finding> rule_sync_in_step(const std::vector<ProcessFacts>& processe
                     dur(calls[i].second.blocked_ns) + ")";
     if (calls.size() > kSyncListed) f.evidence += ", and " + std::to_string(calls.size() - kSyncListed) + " more";
     f.evidence += ".";
-    f.advice = "Each one stops the host until the GPU has caught up, so the next work is not queued in time. Keep "
-               "values on the GPU (accumulate losses and metrics as tensors, read them every N steps instead of "
-               ".item()/.cpu() per step), take torch.cuda.synchronize()/cudaDeviceSynchronize out of the loop (time "
-               "with CUDA events), copy with non_blocking=True from pinned memory; "
-               "torch.cuda.set_sync_debug_mode(\"warn\") points at the calls.";
+    f.advice =
+        "Each one stops the host until the GPU has caught up, so the next work is not queued in time. Keep "
+        "values on the GPU (accumulate losses and metrics as tensors, read them every N steps instead of "
+        ".item()/.cpu() per step), take torch.cuda.synchronize()/cudaDeviceSynchronize out of the loop (time "
+        "with CUDA events), copy with non_blocking=True from pinned memory; "
+        "torch.cuda.set_sync_debug_mode(\"warn\") points at the calls.";
     f.figures = {{"process", p.label},
                  {"steps", std::to_string(p.steps.size())},
                  {"syncs", std::to_string(count)},
@@ -111,20 +112,20 @@ std::vector<Finding> rule_slow_steps(const std::vector<ProcessFacts>& processes)
     const size_t top = slow.front();
     Finding f;
     f.rule = "slow_steps";
-    f.severity = warm_up_only                 ? FindingSeverity::Info
+    f.severity = warm_up_only                  ? FindingSeverity::Info
                  : lost_share >= kSlowCritical ? FindingSeverity::Critical
                                                : FindingSeverity::Warning;
     f.title = std::to_string(slow.size()) + " of " + std::to_string(n) + " steps slower than " +
-              fixed_text(kSlowFactor, 1) + "× the median (slowest: step " + std::to_string(p.steps[top].number) +
-              ", " + dur(times[top]) + " against " + dur(med) + ")";
+              fixed_text(kSlowFactor, 1) + "× the median (slowest: step " + std::to_string(p.steps[top].number) + ", " +
+              dur(times[top]) + " against " + dur(med) + ")";
     f.evidence = "In " + p.label + " the median step took " + dur(med) + "; the slow steps took " + dur(lost) +
                  " more than that in all (" + percent_text(lost_share) + "% of the steps' time).";
     for (size_t k = 0; k < slow.size() && k < kSlowListed; ++k) {
       const size_t i = slow[k];
       uint64_t excess = 0;
       const std::string zone = grown(i, &excess);
-      f.evidence += (k ? "; " : " ") + std::string("step ") + std::to_string(p.steps[i].number) + ": " +
-                    dur(times[i]) + " (" +
+      f.evidence += (k ? "; " : " ") + std::string("step ") + std::to_string(p.steps[i].number) + ": " + dur(times[i]) +
+                    " (" +
                     fixed_text(static_cast<double>(times[i]) / static_cast<double>(std::max<uint64_t>(med, 1)), 1) +
                     "× the median)";
       f.evidence += zone.empty() ? ", no followed zone grew" : ", " + zone + " +" + dur(excess) + " over its median";

@@ -56,8 +56,8 @@ std::string text(const RanksReport& r, bool per_step) {
     auto gpu = [&](uint64_t v) { return k.gpu ? duration_text(static_cast<int64_t>(v)) : std::string("-"); };
     rows.push_back({rank_name(k.rank, k.pid), k.host, std::to_string(k.pid), std::to_string(k.steps),
                     k.steps ? duration_text(static_cast<int64_t>(k.step_time_median_ns)) : "-", gpu(k.compute_ns),
-                    gpu(k.comm_ns), gpu(k.memcpy_ns), k.gpu && k.comm_ns ? internal::percent(k.overlap_pct()) : "-", gpu(k.idle_ns),
-                    duration_text(static_cast<int64_t>(k.cpu_zone_ns)),
+                    gpu(k.comm_ns), gpu(k.memcpy_ns), k.gpu && k.comm_ns ? internal::percent(k.overlap_pct()) : "-",
+                    gpu(k.idle_ns), duration_text(static_cast<int64_t>(k.cpu_zone_ns)),
                     k.late_ns_median ? duration_text(*k.late_ns_median) : "-"});
   }
   out += "Per rank (times summed over its whole steps; over everything it recorded when it marks none):\n";

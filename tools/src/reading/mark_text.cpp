@@ -36,7 +36,8 @@ std::string describe_mark(const std::string& name, uint64_t value) {
   if (name == kMarkWindowEnd) return "window " + n + " ends";
   if (name == kMarkWindowWarmup) return "window " + n + " warmup";
   if (name == kMarkTrigger) return "trigger: window " + n + " requested";
-  if (name == kMarkMode) return std::string("level: ") + (value <= 2 ? mode_name(static_cast<Level>(value)) : n.c_str());
+  if (name == kMarkMode)
+    return std::string("level: ") + (value <= 2 ? mode_name(static_cast<Level>(value)) : n.c_str());
   if (name == kMarkCrash)
     return "crash: " + signal_name(static_cast<int>(value & 0xffffffffu)) + " on thread " + std::to_string(value >> 32);
   if (name == kMarkSignal) return signal_name(static_cast<int>(value)) + ": files flushed, signal re-raised";

@@ -14,8 +14,8 @@ struct Unit {
   uint64_t ns;
 };
 // Longest suffixes first so "ms" is not read as "m" followed by junk.
-constexpr Unit kUnits[] = {{"ns", 1},           {"us", 1000},           {"ms", 1000000},
-                           {"s", 1000000000ull}, {"m", 60000000000ull}, {"h", 3600000000000ull}};
+constexpr Unit kUnits[] = {
+    {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ull}, {"m", 60000000000ull}, {"h", 3600000000000ull}};
 
 bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
 bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add_overflow(a, b, out); }
@@ -24,7 +24,8 @@ bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add
 
 std::optional<uint64_t> parse_duration_ns(std::string_view text) {
   size_t digits_end = 0;
-  while (digits_end < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits_end])) || text[digits_end] == '.'))
+  while (digits_end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[digits_end])) || text[digits_end] == '.'))
     ++digits_end;
   const std::string_view number = text.substr(0, digits_end);
   const std::string_view suffix = text.substr(digits_end);
@@ -67,7 +68,7 @@ std::optional<uint64_t> parse_duration_ns(std::string_view text) {
 }
 
 TimeRange resolve_range(const RangeSpec& spec, uint64_t trace_first_ns, uint64_t trace_last_ns,
-                          int64_t realtime_offset_ns) {
+                        int64_t realtime_offset_ns) {
   TimeRange w;
   // A moment → CLOCK_MONOTONIC ns (saturating at the ends of the range).
   auto monotonic = [&](const TimePoint& p) -> uint64_t {
@@ -169,7 +170,8 @@ std::optional<TimePoint> parse_time_point(std::string_view text, uint64_t now_re
   const bool has_date = t.size() >= 10 && t[4] == '-' && t[7] == '-';
   if (has_date) {
     int y, mo, d;
-    if (!digits(t, 4, &y) || !eat(t, '-') || !digits(t, 2, &mo) || !eat(t, '-') || !digits(t, 2, &d)) return std::nullopt;
+    if (!digits(t, 4, &y) || !eat(t, '-') || !digits(t, 2, &mo) || !eat(t, '-') || !digits(t, 2, &d))
+      return std::nullopt;
     if (!eat(t, 'T') && !eat(t, ' ')) return std::nullopt;
     if (mo < 1 || mo > 12 || d < 1 || d > 31) return std::nullopt;
     tm.tm_year = y - 1900;

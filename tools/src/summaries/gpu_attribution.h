@@ -30,8 +30,8 @@ class GpuAttribution {
  public:
   // `operators`: the enclosing zone names, innermost first (empty when the
   // launch was inside no zone); `tid`: the launching thread.
-  using OnWork = std::function<void(const GpuActivity& work, const std::vector<const std::string*>& operators,
-                                    uint32_t tid)>;
+  using OnWork =
+      std::function<void(const GpuActivity& work, const std::vector<const std::string*>& operators, uint32_t tid)>;
   // `with_args`: a zone's operator name is zone_key_with_args() (its name,
   // then its arguments once it has any): the key of a table grouped by them.
   explicit GpuAttribution(OnWork on_work, bool with_args = false)
@@ -56,7 +56,7 @@ class GpuAttribution {
   };
   struct Thread {
     std::vector<OpenSpan> open;  // span.end unused
-    std::deque<Span> closed;    // sorted by end
+    std::deque<Span> closed;     // sorted by end
   };
   using Chain = std::vector<uint32_t>;  // name ids, innermost first
 
@@ -76,7 +76,7 @@ class GpuAttribution {
     Chain chain;
     uint32_t tid;
   };
-  std::unordered_map<uint32_t, Launch> launches_[2];                 // correlation -> launching call
+  std::unordered_map<uint32_t, Launch> launches_[2];                   // correlation -> launching call
   std::unordered_map<uint32_t, std::vector<GpuActivity>> waiting_[2];  // work seen before its call
   std::vector<const std::string*> scratch_;
 };

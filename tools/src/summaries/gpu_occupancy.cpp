@@ -11,10 +11,10 @@ uint64_t round_up(uint64_t x, uint64_t unit) { return unit ? (x + unit - 1) / un
 
 Occupancy compute_occupancy(const GpuDevice& dev, const GpuActivity& k) {
   Occupancy o;
-  const uint64_t threads = uint64_t(std::max(k.block[0], 0)) * uint64_t(std::max(k.block[1], 0)) *
-                           uint64_t(std::max(k.block[2], 0));
-  const uint64_t grid = uint64_t(std::max(k.grid[0], 0)) * uint64_t(std::max(k.grid[1], 0)) *
-                        uint64_t(std::max(k.grid[2], 0));
+  const uint64_t threads =
+      uint64_t(std::max(k.block[0], 0)) * uint64_t(std::max(k.block[1], 0)) * uint64_t(std::max(k.block[2], 0));
+  const uint64_t grid =
+      uint64_t(std::max(k.grid[0], 0)) * uint64_t(std::max(k.grid[1], 0)) * uint64_t(std::max(k.grid[2], 0));
   const uint32_t warp = dev.warp_size ? dev.warp_size : 32;
   if (dev.sm_count == 0 || dev.max_warps_per_sm == 0 || threads == 0) return o;
   o.known = true;

@@ -216,8 +216,8 @@ std::string format_gpu_summary(const GpuSummary& s, size_t name_width) {
       line += " \"" + d.name + "\" (cc " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " +
               std::to_string(d.sm_count) + " SMs)";
     out += line + "\n";
-    out += "    utilization " + format_percent(d.busy_ns, s.window_ns) + "% (busy " + format_us(d.busy_ns) +
-           " us), " + std::to_string(d.kernels) + " kernels, " + format_us(d.kernel_ns) + " us\n";
+    out += "    utilization " + format_percent(d.busy_ns, s.window_ns) + "% (busy " + format_us(d.busy_ns) + " us), " +
+           std::to_string(d.kernels) + " kernels, " + format_us(d.kernel_ns) + " us\n";
     if (d.occupancy_ns > 0)
       out += "    SM efficiency (est.) " + internal::percent_of(d.sm_efficiency_ns / double(d.occupancy_ns)) +
              ", achieved occupancy (est.) " + internal::percent_of(d.achieved_ns / double(d.occupancy_ns)) + "\n";
@@ -227,14 +227,13 @@ std::string format_gpu_summary(const GpuSummary& s, size_t name_width) {
 
   out += "Kernels: " + std::to_string(s.kernels.size()) + "\n";
   if (!s.kernels.empty()) {
-    std::vector<std::vector<std::string>> rows = {{"Name", "Calls", "Total (us)", "Mean (us)", "Min (us)",
-                                                   "Max (us)", "Blocks/SM", "Occupancy", "Grid", "Block", "Regs",
-                                                   "Shared (B)"}};
+    std::vector<std::vector<std::string>> rows = {{"Name", "Calls", "Total (us)", "Mean (us)", "Min (us)", "Max (us)",
+                                                   "Blocks/SM", "Occupancy", "Grid", "Block", "Regs", "Shared (B)"}};
     for (const GpuKernelRow& k : s.kernels) {
       const bool occ = k.occupancy_calls > 0;
       const bool cut = name_width > 3 && k.name.size() > name_width;
-      rows.push_back({cut ? k.name.substr(0, name_width - 3) + "..." : k.name, std::to_string(k.calls), format_us(k.total_ns), format_us(k.total_ns / k.calls),
-                      format_us(k.min_ns), format_us(k.max_ns),
+      rows.push_back({cut ? k.name.substr(0, name_width - 3) + "..." : k.name, std::to_string(k.calls),
+                      format_us(k.total_ns), format_us(k.total_ns / k.calls), format_us(k.min_ns), format_us(k.max_ns),
                       occ ? internal::fixed(k.blocks_per_sm_sum / double(k.occupancy_calls), 2) : "-",
                       occ ? internal::percent_of(k.achieved_sum / double(k.occupancy_calls)) : "-",
                       k.varies ? "varies" : dims(k.grid), k.varies ? "varies" : dims(k.block),
@@ -250,7 +249,8 @@ std::string format_gpu_summary(const GpuSummary& s, size_t name_width) {
     for (const GpuCopyRow& c : s.copies) {
       // bytes / ns = GB/s (10^9 bytes per second).
       rows.push_back({gpu_copy_kind_name(c.kind), std::to_string(c.count), std::to_string(c.bytes),
-                      format_us(c.total_ns), c.total_ns ? internal::fixed(double(c.bytes) / double(c.total_ns), 2) : "-"});
+                      format_us(c.total_ns),
+                      c.total_ns ? internal::fixed(double(c.bytes) / double(c.total_ns), 2) : "-"});
     }
     out += table(rows);
   }

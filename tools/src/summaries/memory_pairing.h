@@ -29,17 +29,17 @@
 namespace ringprof::internal {
 
 struct MemoryChange {
-  uint32_t index = 0;        // of the event in segment.events
-  int64_t bytes = 0;         // + allocated, - freed
-  bool unmatched = false;    // a Free without a live block
-  uint32_t alloc_tag = 0;    // a matched Free: the tag its Alloc was given
+  uint32_t index = 0;      // of the event in segment.events
+  int64_t bytes = 0;       // + allocated, - freed
+  bool unmatched = false;  // a Free without a live block
+  uint32_t alloc_tag = 0;  // a matched Free: the tag its Alloc was given
 };
 
 class MemoryPairing {
  public:
   struct Block {
     uint64_t size = 0;
-    uint32_t tag = 0;        // the caller's (the zone that allocated it)
+    uint32_t tag = 0;  // the caller's (the zone that allocated it)
     uint32_t thread_index = 0;
     uint32_t pool = 0;
   };

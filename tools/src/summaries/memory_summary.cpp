@@ -170,17 +170,16 @@ std::string format_memory_summary(const MemorySummary& s, TableFormat format) {
   for (const MemoryZoneRow& z : s.live) live.push_back({z.zone, std::to_string(z.allocs), std::to_string(z.bytes)});
   if (format == TableFormat::Csv) {
     return internal::format_csv_table({"pool", "allocs", "frees", "allocated_bytes", "freed_bytes", "net_bytes",
-                                     "peak_bytes", "unmatched_frees"},
-                                    pools) +
+                                       "peak_bytes", "unmatched_frees"},
+                                      pools) +
            "\n" + internal::format_csv_table({"zone", "allocs", "allocated_bytes"}, zones) + "\n" +
            internal::format_csv_table({"live_zone", "blocks", "live_bytes"}, live);
   }
   if (s.memory_events == 0)
     return "No memory events in the input (they are recorded at the detailed level: memory_alloc/memory_free, "
            "libringprof_malloc.so).\n";
-  std::string out = internal::format_text_table({"Pool", "Allocs", "Frees", "Allocated (B)", "Freed (B)", "Net (B)",
-                                               "Peak (B)", "Unmatched frees"},
-                                              pools);
+  std::string out = internal::format_text_table(
+      {"Pool", "Allocs", "Frees", "Allocated (B)", "Freed (B)", "Net (B)", "Peak (B)", "Unmatched frees"}, pools);
   out += "\nZones allocating most (innermost zone open at each allocation):\n";
   out += internal::format_text_table({"Zone", "Allocs", "Allocated (B)"}, zones);
   out += "\nLive at the end of the window, by allocating zone:\n";

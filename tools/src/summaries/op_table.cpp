@@ -16,9 +16,9 @@ namespace ringprof {
 
 std::optional<TableColumn> parse_table_column(const std::string& text) {
   static const std::pair<const char*, TableColumn> kNames[] = {
-      {"name", TableColumn::Name}, {"calls", TableColumn::Calls}, {"total", TableColumn::Total},
-      {"self", TableColumn::Self}, {"avg", TableColumn::Avg},     {"min", TableColumn::Min},
-      {"max", TableColumn::Max},   {"self_gpu", TableColumn::SelfGpu}, {"gpu", TableColumn::GpuTotal},
+      {"name", TableColumn::Name},        {"calls", TableColumn::Calls},      {"total", TableColumn::Total},
+      {"self", TableColumn::Self},        {"avg", TableColumn::Avg},          {"min", TableColumn::Min},
+      {"max", TableColumn::Max},          {"self_gpu", TableColumn::SelfGpu}, {"gpu", TableColumn::GpuTotal},
       {"self_mem", TableColumn::SelfMem}, {"mem", TableColumn::Mem}};
   for (const auto& [name, col] : kNames)
     if (text == name) return col;
@@ -52,8 +52,10 @@ class TableBuilder final : public SegmentVisitor {
       mem_bytes_[c.index] = c.bytes;
       has_memory_ = true;
       if (!threads_.matches(*process_, events[c.index].thread_index)) continue;
-      if (c.bytes > 0) mem_allocated_ += static_cast<uint64_t>(c.bytes);
-      else mem_freed_ += static_cast<uint64_t>(-c.bytes);
+      if (c.bytes > 0)
+        mem_allocated_ += static_cast<uint64_t>(c.bytes);
+      else
+        mem_freed_ += static_cast<uint64_t>(-c.bytes);
       unmatched_frees_ += c.unmatched;
     }
     for (size_t i = 0; i < events.size(); ++i) {
@@ -222,10 +224,10 @@ TableResult compute_table(TraceReader& reader, const TableOptions& options) {
 }
 
 std::string format_table(const TableResult& table, TableFormat format) {
-  internal::TextRow headers = {"Name",  "Calls",     "Total (us)", "Total %", "Self (us)",
-                             "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
-  internal::TextRow csv_headers = {"name",    "calls",  "total_us", "total_pct", "self_us",
-                                 "self_pct", "avg_us", "min_us",   "max_us"};
+  internal::TextRow headers = {"Name",   "Calls",    "Total (us)", "Total %", "Self (us)",
+                               "Self %", "Avg (us)", "Min (us)",   "Max (us)"};
+  internal::TextRow csv_headers = {"name",     "calls",  "total_us", "total_pct", "self_us",
+                                   "self_pct", "avg_us", "min_us",   "max_us"};
   if (table.has_args) {
     headers.insert(headers.begin() + 1, "Args");
     csv_headers.insert(csv_headers.begin() + 1, "args");
@@ -261,12 +263,13 @@ std::string format_table(const TableResult& table, TableFormat format) {
   if (table.has_args) left[1] = true;
   std::string out = internal::format_text_table(headers, cells, left);
   out += "Self time total: " + format_us(table.sum_self_ns) + " us over " + std::to_string(table.zones) + " zones";
-  if (table.unmatched_zone_ends) out += "; " + std::to_string(table.unmatched_zone_ends) + " zone ends without a begin skipped";
+  if (table.unmatched_zone_ends)
+    out += "; " + std::to_string(table.unmatched_zone_ends) + " zone ends without a begin skipped";
   if (table.unterminated_zones) out += "; " + std::to_string(table.unterminated_zones) + " unterminated zones";
   out += "\n";
   if (table.has_gpu)
-    out += "GPU time total: " + format_us(table.sum_gpu_ns) + " us; outside any zone: " +
-           format_us(table.gpu_outside_zones_ns) + " us\n";
+    out += "GPU time total: " + format_us(table.sum_gpu_ns) +
+           " us; outside any zone: " + format_us(table.gpu_outside_zones_ns) + " us\n";
   if (table.has_memory) {
     out += "Memory: " + std::to_string(table.mem_allocated) + " B allocated, " + std::to_string(table.mem_freed) +
            " B freed; outside any zone: " + std::to_string(table.mem_outside_zones) + " B";

@@ -68,13 +68,12 @@ SampleTable compute_sample_table(const TraceReader& reader, const SampleProfile&
 std::string format_sample_table(const SampleTable& table, TableFormat format) {
   std::vector<internal::TextRow> cells;
   for (const SampleRow& r : table.rows)
-    cells.push_back({r.function, std::to_string(r.self), format_percent(r.self, table.samples),
-                     std::to_string(r.total), format_percent(r.total, table.samples), r.location});
+    cells.push_back({r.function, std::to_string(r.self), format_percent(r.self, table.samples), std::to_string(r.total),
+                     format_percent(r.total, table.samples), r.location});
   if (format == TableFormat::Csv)
     return internal::format_csv_table({"function", "self", "self_pct", "total", "total_pct", "location"}, cells);
-  std::string out =
-      internal::format_text_table({"Function", "Self", "Self %", "Total", "Total %", "Location"}, cells,
-                                {true, false, false, false, false, true});
+  std::string out = internal::format_text_table({"Function", "Self", "Self %", "Total", "Total %", "Location"}, cells,
+                                                {true, false, false, false, false, true});
   out += "Samples: " + std::to_string(table.samples);
   if (table.period_ns) out += " (" + format_us(table.samples * table.period_ns) + " us of CPU)";
   out += "; lost: " + std::to_string(table.samples_lost) + "\n";

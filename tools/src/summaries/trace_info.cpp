@@ -189,8 +189,8 @@ std::string format_info(const TraceInfo& info) {
   }
 
   if (info.first_ns) {
-    line("Time range: " + format_us(info.first_ns) + " .. " + format_us(info.last_ns) +
-         " us (CLOCK_MONOTONIC), " + format_seconds(info.last_ns - info.first_ns));
+    line("Time range: " + format_us(info.first_ns) + " .. " + format_us(info.last_ns) + " us (CLOCK_MONOTONIC), " +
+         format_seconds(info.last_ns - info.first_ns));
   } else {
     line("Time range: no events");
   }
@@ -246,8 +246,7 @@ std::string format_info(const TraceInfo& info) {
         if (when.empty()) when = format_us(m.ts_ns) + " us";
         line("      " + when + "  " + describe_mark(m.name, m.value) + " (thread " + std::to_string(m.tid) + ")");
       }
-      if (p.marks_total > p.marks.size())
-        line("      ... " + std::to_string(p.marks_total - p.marks.size()) + " more");
+      if (p.marks_total > p.marks.size()) line("      ... " + std::to_string(p.marks_total - p.marks.size()) + " more");
     }
     for (const ThreadSummary& t : p.threads) {
       std::string s2 = "    thread " + std::to_string(t.tid);
@@ -280,26 +279,24 @@ std::string format_info(const TraceInfo& info) {
     }
     for (const auto& [pid, d] : info.gpu_devices)
       line("GPU device: pid " + std::to_string(pid) + " GPU " + std::to_string(d.id) + " \"" + d.name + "\" (cc " +
-           std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " + std::to_string(d.sm_count) +
-           " SMs)");
+           std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " + std::to_string(d.sm_count) + " SMs)");
     line("GPU lost: " + std::to_string(info.gpu_stats.dropped_records) + " records dropped by CUPTI, " +
          std::to_string(info.gpu_stats.refused_buffers) + " buffers refused (pool full), " +
-         std::to_string(info.gpu_stats.unknown_records) + " unknown records; clock order violations: " +
-         std::to_string(info.gpu_stats.clock_violations));
+         std::to_string(info.gpu_stats.unknown_records) +
+         " unknown records; clock order violations: " + std::to_string(info.gpu_stats.clock_violations));
   }
   line("Dropped: " + std::to_string(info.dropped_ring) + " events (ring full), " + std::to_string(info.dropped_io) +
        " (write failed)");
-  std::string bytes = "Bytes: " + std::to_string(info.stored_bytes) + " stored, " + std::to_string(info.raw_bytes) +
-                      " raw";
+  std::string bytes =
+      "Bytes: " + std::to_string(info.stored_bytes) + " stored, " + std::to_string(info.raw_bytes) + " raw";
   if (info.stored_bytes) {
     // One decimal of the ratio, integer arithmetic (raw / stored).
     const uint64_t tenths = (info.raw_bytes * 10 + info.stored_bytes / 2) / info.stored_bytes;
     bytes += " (" + std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "x)";
   }
   line(bytes);
-  line("Segments: " + std::to_string(info.segments) + " intact, " + std::to_string(info.bad_segments) +
-       " corrupt, " + std::to_string(info.torn_tails) + " torn tails, " + std::to_string(info.truncated_files) +
-       " truncated files");
+  line("Segments: " + std::to_string(info.segments) + " intact, " + std::to_string(info.bad_segments) + " corrupt, " +
+       std::to_string(info.torn_tails) + " torn tails, " + std::to_string(info.truncated_files) + " truncated files");
   if (!info.problems.empty()) {
     line("Problems: " + std::to_string(info.problems.size()));
     for (const Problem& p : info.problems) line("  " + format_problem(p));

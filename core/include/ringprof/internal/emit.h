@@ -47,7 +47,8 @@ inline constexpr uint32_t kNoSession = 0xffffffffu;
 // recording is off (s == 0). One compare on the common path: a slot holds a
 // ring exactly when its session equals the current one, which is never 0.
 RINGPROF_HOT Ring* ring_for(uint32_t s) noexcept {
-  if (t_slot.session == s) [[likely]] return t_slot.ring;
+  if (t_slot.session == s) [[likely]]
+    return t_slot.ring;
   if (s == 0) return nullptr;
   return attach_thread(s);
 }
@@ -62,7 +63,8 @@ inline uint64_t monotonic_ns() noexcept {
 
 RINGPROF_HOT uint64_t now_ticks(uint32_t session) noexcept {
 #if defined(__x86_64__) || defined(__i386__)
-  if (session & kSessionTscBit) [[likely]] return __builtin_ia32_rdtsc();  // __rdtsc() without <x86intrin.h> (48k lines)
+  if (session & kSessionTscBit) [[likely]]
+    return __builtin_ia32_rdtsc();  // __rdtsc() without <x86intrin.h> (48k lines)
 #endif
   (void)session;
   return monotonic_ns();
@@ -74,7 +76,8 @@ RINGPROF_HOT bool emit(EventKind kind, NameRef ref, uint64_t p0, uint64_t p1) no
   if (!r) return false;  // off: the compiler folds this into ring_for's branch
   uint64_t pos;
   // A refused zone begin loses its end too: the zone records nothing more.
-  if (!Ring::claim(r, 1, &pos, kind == EventKind::ZoneBegin ? 2 : 1)) [[unlikely]] return false;
+  if (!Ring::claim(r, 1, &pos, kind == EventKind::ZoneBegin ? 2 : 1)) [[unlikely]]
+    return false;
   Event* s = r->slot_at(pos);
   s->ts = now_ticks(session);
   s->kind = kind;

@@ -196,9 +196,9 @@ class Ring {
 
   // ---- identity (set by the owning thread before the ring is registered,
   // read-only afterwards) ----
-  uint32_t thread_index = 0;  // process-unique index assigned by the recorder
-  uint32_t session = 0;       // the recording session the ring belongs to
-  char initial_name[16] = {}; // the thread's name when the ring was created
+  uint32_t thread_index = 0;   // process-unique index assigned by the recorder
+  uint32_t session = 0;        // the recording session the ring belongs to
+  char initial_name[16] = {};  // the thread's name when the ring was created
 
   // The most slots one record takes: an event and the longest inline name.
   static constexpr uint64_t kMaxRecordSlots = 1 + continuation_slots(kMaxInlineName);
@@ -279,10 +279,10 @@ class Ring {
 
   // producer cache line
   alignas(64) std::atomic<uint64_t> head_{0};
-  uint64_t limit_ = 0;      // the producer fills up to here before it reads the tail again
-  uint64_t wake_fill_ = 0;  // readable slots past which the drainer is woken
-  uint64_t drops_marked_ = 0;        // dropped_ as of the last drop marks written
-  uint64_t drops_since_ticks_ = 0;   // when the gap not yet marked began
+  uint64_t limit_ = 0;              // the producer fills up to here before it reads the tail again
+  uint64_t wake_fill_ = 0;          // readable slots past which the drainer is woken
+  uint64_t drops_marked_ = 0;       // dropped_ as of the last drop marks written
+  uint64_t drops_since_ticks_ = 0;  // when the gap not yet marked began
   bool mark_drops_ = false;
   std::atomic<uint64_t> dropped_{0};
   Event* slots_ = nullptr;

@@ -41,7 +41,7 @@ struct ExtractOptions {
 struct ExtractResult {
   bool ok = false;
   std::string error;                // why nothing (or not everything) was written
-  TimeRange range;                // as resolved, CLOCK_MONOTONIC ns
+  TimeRange range;                  // as resolved, CLOCK_MONOTONIC ns
   std::vector<std::string> files;   // written
   uint64_t events = 0;              // written, clipping events included
   uint64_t segments = 0;

@@ -49,7 +49,7 @@ struct Finding {
 };
 
 struct FindingsOptions {
-  RangeSpec range;   // the part of the recording the rules look at
+  RangeSpec range;     // the part of the recording the rules look at
   std::string thread;  // "" every thread; else a thread name or a kernel tid (as the other commands)
 };
 

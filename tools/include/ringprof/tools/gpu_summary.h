@@ -20,7 +20,7 @@
 namespace ringprof {
 
 struct GpuSummaryOptions {
-  RangeSpec range;  // records overlapping it count; busy time is clipped to it
+  RangeSpec range;    // records overlapping it count; busy time is clipped to it
   size_t top = 0;     // kernel rows; 0: all
 };
 

@@ -36,7 +36,7 @@
 namespace ringprof {
 
 struct ReportOptions {
-  RangeSpec range;     // the part of the recording the tables count
+  RangeSpec range;       // the part of the recording the tables count
   std::string thread;    // "" all; a thread name, or a kernel tid in decimal (the zone table)
   unsigned threads = 0;  // ranks read at once (0: one per hardware thread)
   std::vector<std::string> symbol_paths;  // where to look for debug files (as `ringprof flame --symbols`)

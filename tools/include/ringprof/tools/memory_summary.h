@@ -26,7 +26,7 @@
 namespace ringprof {
 
 struct MemoryOptions {
-  RangeSpec range;   // memory events inside it count
+  RangeSpec range;     // memory events inside it count
   std::string thread;  // "" all; else a thread name, or a kernel tid in decimal
   size_t top = 0;      // zone rows; 0: all
   // Live bytes over time (the report's chart): the range split into this
@@ -44,7 +44,7 @@ struct MemoryPoolRow {
   uint64_t bytes_allocated = 0;
   uint64_t bytes_freed = 0;
   int64_t net() const { return static_cast<int64_t>(bytes_allocated) - static_cast<int64_t>(bytes_freed); }
-  int64_t peak = 0;                // highest live bytes, relative to the range's start
+  int64_t peak = 0;  // highest live bytes, relative to the range's start
   uint64_t unmatched_frees = 0;
 };
 

@@ -33,7 +33,7 @@ enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTo
 std::optional<TableColumn> parse_table_column(const std::string& text);
 
 struct TableOptions {
-  RangeSpec range;                 // zones overlapping it count whole
+  RangeSpec range;                        // zones overlapping it count whole
   TableColumn sort = TableColumn::Total;  // descending, except Name (ascending)
   size_t top = 0;                    // 0: every row
   std::string thread;                // "" all; else a thread name, or a kernel tid in decimal

@@ -27,7 +27,7 @@
 namespace ringprof {
 
 struct DiffOptions {
-  RangeSpec range;             // applied to both sides
+  RangeSpec range;               // applied to both sides
   std::string thread;            // "" all; a thread name or kernel tid, both sides
   double threshold_pct = 5;      // a smaller change is `unchanged` however sure
   double noise_pct = 2;          // run-to-run noise floor added to every interval (diff_stats.h)

@@ -41,16 +41,16 @@ struct RangeSpec {
   std::optional<uint64_t> last_ns;
   std::optional<uint64_t> from_wall_ns;  // CLOCK_REALTIME
   std::optional<uint64_t> to_wall_ns;
-  std::optional<TimePoint> around;       // centre of a range of width around_width_ns
+  std::optional<TimePoint> around;  // centre of a range of width around_width_ns
   uint64_t around_width_ns = 30'000'000'000ull;
-  std::optional<uint64_t> window_id;     // the span between ringprof.window.begin/end marks N
-  bool empty() const {
-    return !from_ns && !to_ns && !last_ns && !from_wall_ns && !to_wall_ns && !around && !window_id;
-  }
+  std::optional<uint64_t> window_id;  // the span between ringprof.window.begin/end marks N
+  bool empty() const { return !from_ns && !to_ns && !last_ns && !from_wall_ns && !to_wall_ns && !around && !window_id; }
   // Sets from/to (whichever `is_from` says) from a parsed moment.
   void set(bool is_from, const TimePoint& p) {
-    if (p.wall) (is_from ? from_wall_ns : to_wall_ns) = p.ns;
-    else (is_from ? from_ns : to_ns) = p.ns;
+    if (p.wall)
+      (is_from ? from_wall_ns : to_wall_ns) = p.ns;
+    else
+      (is_from ? from_ns : to_ns) = p.ns;
   }
 };
 
@@ -67,7 +67,7 @@ struct TimeRange {
 // times and, for wall-clock moments, CLOCK_REALTIME - CLOCK_MONOTONIC (ns).
 // An empty spec is the unbounded range. Window ids are not resolved here.
 TimeRange resolve_range(const RangeSpec& spec, uint64_t trace_first_ns, uint64_t trace_last_ns,
-                          int64_t realtime_offset_ns = 0);
+                        int64_t realtime_offset_ns = 0);
 
 // 1234567 -> "1234.567": integer microseconds, a dot, exactly three digits.
 std::string format_us(uint64_t ns);

@@ -29,10 +29,10 @@ std::optional<TimeRange> resolve_trace_range(TraceReader& reader, const RangeSpe
 struct MarkedWindow {
   uint32_t pid = 0;
   uint64_t id = 0;
-  uint64_t warmup_ns = 0;   // 0: no warmup
+  uint64_t warmup_ns = 0;  // 0: no warmup
   uint64_t begin_ns = 0;
-  uint64_t end_ns = 0;      // 0: still open at the end of the data
-  bool triggered = false;   // opened by `ringprof trigger` / request_window()
+  uint64_t end_ns = 0;     // 0: still open at the end of the data
+  bool triggered = false;  // opened by `ringprof trigger` / request_window()
 };
 // Every window the files mark, by process then begin time.
 std::vector<MarkedWindow> find_marked_windows(TraceReader& reader);
