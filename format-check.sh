@@ -21,7 +21,7 @@ fi
 run() { git clang-format-14 --binary clang-format-14 --extensions c,cc,cpp,h "$@" "$base" -- \
   core sinks tools python bench tests examples; }
 if [ -n "$fix" ]; then
-  run >/dev/null
+  run --force >/dev/null
   exit 0
 fi
 out="$(run --diff)"

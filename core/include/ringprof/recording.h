@@ -1,6 +1,6 @@
-// ringprof/recording.h — the recording API: start/stop, zones, instants,
+// ringprof/recording.h — the recording API: stop and flush, zones, instants,
 // counters, flows, steps and thread names. Include ringprof/ringprof.h, which
-// adds the detail-level zones and memory events to this.
+// adds start() (ringprof/session.h), the detail-level zones and memory events.
 //
 //   ringprof::start();                       // config from RINGPROF_* variables
 //   void forward() { RINGPROF_ZONE("forward"); ... }
@@ -26,6 +26,7 @@ namespace ringprof {
 
 // start() and start(config) are in ringprof/session.h (they pick a sink);
 // start(config, sink), for a sink of the caller's, is in ringprof/sink.h.
+
 // Drains every ring, writes and seals everything, stops the drainer. Events
 // recorded concurrently with stop() may be lost; events recorded before it
 // returns are all written or counted as dropped.

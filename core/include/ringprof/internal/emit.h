@@ -4,6 +4,8 @@
 // ringprof/recording.h instead.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string_view>
@@ -11,8 +13,6 @@
 #include "ringprof/event.h"
 #include "ringprof/internal/ring.h"
 #include "ringprof/ringprof_c.h"
-
-#include <time.h>
 
 namespace ringprof {
 
