@@ -17,4 +17,16 @@ __attribute__((noinline)) int scale(int x, void** pc) {
   return y + 1;
 }
 
+namespace {
+// Not exported: a stripped copy's .dynsym does not name it, its
+// MiniDebugInfo does.
+__attribute__((noinline)) int hidden_scale(int x, void** pc) {
+  const int y = x * 5;
+  *pc = return_address_here();
+  return y + 2;
+}
+}  // namespace
+
+int scale_through_hidden(int x, void** pc) { return hidden_scale(x, pc) + 1; }
+
 }  // namespace testlib

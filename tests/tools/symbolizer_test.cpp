@@ -342,6 +342,84 @@ TEST_F(SymbolizerDebugFile, FollowsGnuDebuglink) {
   }
 }
 
+// MiniDebugInfo as Fedora's builds make it (the recipe in gdb's manual,
+// "MiniDebugInfo"): the symbols of the functions .dynsym does not export,
+// xz-compressed into .gnu_debugdata of the stripped file.
+class SymbolizerMiniDebugInfo : public SymbolizerDebugFile {
+ protected:
+  void SetUp() override {
+    SymbolizerDebugFile::SetUp();
+    void* pc = nullptr;
+    ASSERT_EQ(testlib::scale_through_hidden(2, &pc), 13);
+    hidden_ = module_of(pc);
+    ASSERT_EQ(hidden_.path, site_.module.path);
+    hidden_address_ = reinterpret_cast<uint64_t>(pc) - 1;
+    hidden_.path = stripped_;
+  }
+  // The stripped copy with `xz_file` added as .gnu_debugdata.
+  void add_debugdata(const std::string& xz_file) {
+    run(objcopy() + " --add-section .gnu_debugdata=" + test::shell_quote(xz_file) + " " + test::shell_quote(stripped_));
+  }
+  std::string in_dir(const std::string& command) { return "cd " + test::shell_quote(dir_.path()) + " && " + command; }
+  std::string fallback() const { return fallback_name("stripped.so", hidden_address_ - hidden_.base); }
+
+  ModuleRef hidden_;
+  uint64_t hidden_address_ = 0;
+};
+
+TEST_F(SymbolizerMiniDebugInfo, NamesTheFunctionsDynsymLeavesOut) {
+  {
+    Symbolizer alone({dir_.file("empty")});
+    const auto frames = alone.symbolize(hidden_, hidden_address_);
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_EQ(frames[0].function, fallback()) << "a stripped file names only what it exports";
+  }
+  const std::string lib = test::shell_quote(site_.module.path);
+  run(in_dir("nm -D --format=posix --defined-only " + lib + " | awk '{ print $1 }' | sort > dynsyms"));
+  run(in_dir("nm --format=posix --defined-only " + lib +
+             " | awk '{ if ($2 == \"T\" || $2 == \"t\" || $2 == \"D\") print $1 }' | sort > funcsyms"));
+  run(in_dir("comm -13 dynsyms funcsyms > keep_symbols && grep -q hidden_scale keep_symbols"));
+  run(in_dir(objcopy() + " --only-keep-debug " + lib + " debug"));
+  run(in_dir(objcopy() + " -S --remove-section .gdb_index --remove-section .comment --keep-symbols=keep_symbols " +
+             "debug mini_debuginfo && xz mini_debuginfo"));
+  add_debugdata(dir_.file("mini_debuginfo.xz"));
+
+  Symbolizer symbolizer({dir_.file("empty")});
+  const auto frames = symbolizer.symbolize(hidden_, hidden_address_);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].function, "testlib::(anonymous namespace)::hidden_scale(int, void**)");
+  EXPECT_EQ(frames[0].line, 0u) << "MiniDebugInfo has no DWARF";
+  EXPECT_TRUE(symbolizer.module_status(hidden_).mini_debuginfo);
+  // Exported functions still come from .dynsym.
+  ModuleRef exported = site_.module;
+  exported.path = stripped_;
+  expect_scale(symbolizer.symbolize(exported, site_.address), false);
+  EXPECT_TRUE(symbolizer.take_warnings().empty());
+}
+
+TEST_F(SymbolizerMiniDebugInfo, DamagedSectionGivesModulePlusOffsetAndOneWarning) {
+  for (const char* what : {"garbage", "truncated"}) {
+    SetUp();
+    if (std::string(what) == "garbage") {
+      test::write_file(dir_.file("bad.xz"), std::vector<uint8_t>(4096, 0x5a));
+    } else {
+      run(in_dir(
+          "printf 'some text to compress, repeated, repeated, repeated' > t && xz -f t && head -c 40 t.xz > bad.xz"));
+    }
+    add_debugdata(dir_.file("bad.xz"));
+    Symbolizer symbolizer({dir_.file("empty")});
+    const auto frames = symbolizer.symbolize(hidden_, hidden_address_);
+    ASSERT_EQ(frames.size(), 1u) << what;
+    EXPECT_EQ(frames[0].function, fallback()) << what;
+    const auto warnings = symbolizer.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u) << what;
+    EXPECT_NE(warnings[0].find("MiniDebugInfo unreadable"), std::string::npos) << warnings[0];
+    ModuleRef exported = site_.module;
+    exported.path = stripped_;
+    expect_scale(symbolizer.symbolize(exported, site_.address), false);
+  }
+}
+
 TEST(Symbolizer, WrongBuildIdGivesModulePlusOffsetAndOneWarning) {
   Symbolizer symbolizer;
   const LibSite site = lib_site();

@@ -56,6 +56,19 @@ std::unique_ptr<ElfFile> ElfFile::open(const std::string& path, std::string* why
     elf = nullptr;
   }
   ::close(fd);
+  return checked(path, elf, why);
+}
+
+std::unique_ptr<ElfFile> ElfFile::from_memory(std::string label, std::vector<char> image, std::string* why) {
+  init_libelf();
+  Elf* elf = elf_memory(image.data(), image.size());
+  std::unique_ptr<ElfFile> file = checked(std::move(label), elf, why);
+  // elf_ points into the vector's buffer, which a move leaves where it is.
+  if (file) file->image_ = std::move(image);
+  return file;
+}
+
+std::unique_ptr<ElfFile> ElfFile::checked(std::string path, Elf* elf, std::string* why) {
   if (!elf) {
     *why = std::string("cannot read: ") + elf_errmsg(-1);
     return nullptr;
@@ -71,7 +84,7 @@ std::unique_ptr<ElfFile> ElfFile::open(const std::string& path, std::string* why
     elf_end(elf);
     return nullptr;
   }
-  return std::unique_ptr<ElfFile>(new ElfFile(path, elf));
+  return std::unique_ptr<ElfFile>(new ElfFile(std::move(path), elf));
 }
 
 ElfFile::ElfFile(std::string path, Elf* elf) : path_(std::move(path)), elf_(elf) {
@@ -92,6 +105,9 @@ ElfFile::ElfFile(std::string path, Elf* elf) : path_(std::move(path)), elf_(elf)
       if (name && shdr.sh_type != SHT_NOBITS &&
           (std::strcmp(name, ".debug_info") == 0 || std::strcmp(name, ".zdebug_info") == 0)) {
         has_debug_info_ = true;
+      }
+      if (name && shdr.sh_type == SHT_PROGBITS && shdr.sh_size > 0 && std::strcmp(name, ".gnu_debugdata") == 0) {
+        has_mini_debuginfo_ = true;
       }
     }
   }

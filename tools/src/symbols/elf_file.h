@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ringprof::internal {
 
@@ -20,6 +21,9 @@ class ElfFile {
  public:
   // nullptr with *why set ("No such file or directory", "not an ELF file", ...).
   static std::unique_ptr<ElfFile> open(const std::string& path, std::string* why);
+  // An ELF image held in memory (a decompressed MiniDebugInfo), named `label`
+  // in messages; the object keeps the bytes.
+  static std::unique_ptr<ElfFile> from_memory(std::string label, std::vector<char> image, std::string* why);
   ~ElfFile();
   ElfFile(const ElfFile&) = delete;
   ElfFile& operator=(const ElfFile&) = delete;
@@ -31,6 +35,9 @@ class ElfFile {
   bool has_symtab() const { return has_symtab_; }
   bool has_dynsym() const { return has_dynsym_; }
   bool has_debug_info() const { return has_debug_info_; }
+  // A .gnu_debugdata section (MiniDebugInfo: an xz-compressed ELF with the
+  // .symtab of the functions .dynsym leaves out), read by mini_debuginfo.h.
+  bool has_mini_debuginfo() const { return has_mini_debuginfo_; }
   // The .gnu_debuglink file name ("" if none) and the CRC-32 it records.
   const std::string& debuglink() const { return debuglink_; }
   uint32_t debuglink_crc() const { return debuglink_crc_; }
@@ -41,6 +48,7 @@ class ElfFile {
 
  private:
   ElfFile(std::string path, Elf* elf);
+  static std::unique_ptr<ElfFile> checked(std::string path, Elf* elf, std::string* why);
 
   std::string path_;
   Elf* elf_ = nullptr;
@@ -48,6 +56,8 @@ class ElfFile {
   bool has_symtab_ = false;
   bool has_dynsym_ = false;
   bool has_debug_info_ = false;
+  bool has_mini_debuginfo_ = false;
+  std::vector<char> image_;  // from_memory's bytes, which elf_ reads
   std::string debuglink_;
   uint32_t debuglink_crc_ = 0;
   bool dwarf_tried_ = false;

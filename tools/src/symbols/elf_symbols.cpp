@@ -8,10 +8,18 @@
 namespace ringprof::internal {
 
 SymbolTable::SymbolTable(Elf* elf) {
-  if (!load(elf, SHT_SYMTAB)) load(elf, SHT_DYNSYM);
+  if (!append(elf, SHT_SYMTAB)) append(elf, SHT_DYNSYM);
+  finish();
 }
 
-bool SymbolTable::load(Elf* elf, uint32_t section_type) {
+bool SymbolTable::add_symtab(Elf* elf) {
+  if (!append(elf, SHT_SYMTAB)) return false;
+  finish();
+  return true;
+}
+
+bool SymbolTable::append(Elf* elf, uint32_t section_type) {
+  const size_t before = entries_.size();
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr shdr;
     if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != section_type || shdr.sh_entsize == 0) continue;
@@ -40,7 +48,10 @@ bool SymbolTable::load(Elf* elf, uint32_t section_type) {
       entries_.push_back(e);
     }
   }
-  if (entries_.empty()) return false;
+  return entries_.size() > before;
+}
+
+void SymbolTable::finish() {
   // At one address (aliases), a sized global symbol is the better name: it is
   // the one a user wrote, not a local alias or an assembler label.
   std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
@@ -56,7 +67,6 @@ bool SymbolTable::load(Elf* elf, uint32_t section_type) {
     max_end = std::max(max_end, e.addr + e.size);
     e.max_end = max_end;
   }
-  return true;
 }
 
 const char* SymbolTable::find(uint64_t vaddr, bool* sized) const {

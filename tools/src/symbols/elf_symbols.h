@@ -2,8 +2,9 @@
 // address, for "which function holds this address".
 //
 // .symtab is used when the file has one (it names static functions too), else
-// .dynsym (what a stripped library still exports). Names point into the
-// file's mapping and stay valid while its ElfFile lives.
+// .dynsym (what a stripped library still exports), plus the .symtab of its
+// MiniDebugInfo when it has one (add_symtab). Names point into the files'
+// mappings and stay valid while their ElfFiles live.
 #pragma once
 
 #include <libelf.h>
@@ -19,6 +20,10 @@ class SymbolTable {
   // Reads the function symbols of `elf` (.symtab, else .dynsym); an unreadable
   // table leaves this empty.
   explicit SymbolTable(Elf* elf);
+  // Adds the function symbols of `elf`'s .symtab (a MiniDebugInfo image's:
+  // the static functions a stripped file's .dynsym leaves out). False when it
+  // has none.
+  bool add_symtab(Elf* elf);
 
   bool empty() const { return entries_.empty(); }
   size_t size() const { return entries_.size(); }
@@ -36,7 +41,10 @@ class SymbolTable {
     const char* name = nullptr;
     bool global = false;
   };
-  bool load(Elf* elf, uint32_t section_type);
+  // Appends the function symbols of `elf`'s sections of `section_type`;
+  // false when there were none. finish() then sorts the table.
+  bool append(Elf* elf, uint32_t section_type);
+  void finish();
 
   std::vector<Entry> entries_;
 };

@@ -11,6 +11,7 @@
 #include "symbols/dwarf_index.h"
 #include "symbols/elf_file.h"
 #include "symbols/elf_symbols.h"
+#include "symbols/mini_debuginfo.h"
 
 namespace ringprof {
 
@@ -199,6 +200,25 @@ void Symbolizer::Impl::load(Module& m, const ModuleRef& ref) {
     if (m.files[i]->has_dynsym()) symbols_from = m.files[i].get();
   }
   if (symbols_from) m.symbols = SymbolTable(symbols_from->elf());
+  // 4. MiniDebugInfo, when no file has a full .symtab: its .symtab names the
+  // functions .dynsym leaves out. The image joins the module's files, which
+  // keep the names it holds alive.
+  if (!symbols_from || !symbols_from->has_symtab()) {
+    for (size_t i = 0; i < m.files.size(); ++i) {
+      if (!m.files[i]->has_mini_debuginfo()) continue;
+      std::string why;
+      std::unique_ptr<ElfFile> mini = open_mini_debuginfo(*m.files[i], &why);
+      if (!mini) {
+        warnings.push_back("ringprof: " + m.files[i]->path() + ": MiniDebugInfo unreadable (" + why +
+                           "); only its exported functions are named");
+        break;
+      }
+      ElfFile& image = *mini;
+      m.files.push_back(std::move(mini));
+      if (m.symbols.add_symtab(image.elf())) m.status.mini_debuginfo = true;
+      break;
+    }
+  }
   for (const auto& f : m.files) {
     if (Dwarf* dwarf = f->dwarf()) {
       m.dwarf = std::make_unique<DwarfIndex>(dwarf);
@@ -208,7 +228,7 @@ void Symbolizer::Impl::load(Module& m, const ModuleRef& ref) {
   }
   if (!m.files.empty()) {
     m.status.elf_path = symbols_from ? symbols_from->path() : m.files.front()->path();
-    m.status.problem = symbols_from || m.dwarf ? "" : m.status.elf_path + ": no symbol table and no DWARF";
+    m.status.problem = !m.symbols.empty() || m.dwarf ? "" : m.status.elf_path + ": no symbol table and no DWARF";
   }
 }
 

@@ -53,6 +53,7 @@ struct SymbolizedFrame {
 struct ModuleStatus {
   std::string elf_path;    // the file whose symbols are used ("" if none was found)
   std::string debug_path;  // the file whose DWARF gives file:line ("" if none)
+  bool mini_debuginfo = false;  // static functions named from elf_path's .gnu_debugdata (MiniDebugInfo)
   std::string problem;     // why nothing resolves (no file, build ID mismatch, no symbols); "" when something does
 };
 
