@@ -1,6 +1,10 @@
 // start(config): the one place that joins the core's recorder to the sinks
 // ringprof ships, so the core itself never names a file or a codec. Also
 // RINGPROF_AUTOSTART, which needs both.
+#include <errno.h>
+#include <fcntl.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,17 +23,40 @@ namespace {
 // learns what ringprof cost it after it exited.
 char g_stats_path[4096];
 
+// Says once per process why the stats could not be written; the program
+// carries on either way.
+void warn_stats(const char* why) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::fprintf(stderr, "ringprof: warning: RINGPROF_STATS_FILE=%s: %s; session stats are not written there\n",
+               g_stats_path, why);
+}
+
+// Never blocks the program (stop() runs this at exit): O_NONBLOCK, so a FIFO
+// without a reader fails at once and a full pipe fails the write instead of
+// waiting; O_NOFOLLOW, so a link planted at the name is not written through.
 void append_stats(const RecorderStats& s) {
-  FILE* f = std::fopen(g_stats_path, "a");
-  if (!f) return;  // the program must not notice
-  std::fprintf(f,
-               "{\"pid\":%d,\"events_written\":%llu,\"dropped_ring\":%llu,\"dropped_io\":%llu,"
-               "\"samples_written\":%llu,\"samples_lost\":%llu,\"drainer_cpu_ns\":%llu,\"writer_cpu_ns\":%llu}\n",
-               static_cast<int>(getpid()), static_cast<unsigned long long>(s.events_written),
-               static_cast<unsigned long long>(s.dropped_ring), static_cast<unsigned long long>(s.dropped_io),
-               static_cast<unsigned long long>(s.samples_written), static_cast<unsigned long long>(s.samples_lost),
-               static_cast<unsigned long long>(s.drainer_cpu_ns), static_cast<unsigned long long>(s.writer_cpu_ns));
-  std::fclose(f);
+  const int fd = ::open(g_stats_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+  if (fd < 0) {
+    warn_stats(std::strerror(errno));
+    return;
+  }
+  char line[512];
+  const int n = std::snprintf(
+      line, sizeof line,
+      "{\"pid\":%d,\"events_written\":%llu,\"dropped_ring\":%llu,\"dropped_io\":%llu,"
+      "\"samples_written\":%llu,\"samples_lost\":%llu,\"drainer_cpu_ns\":%llu,\"writer_cpu_ns\":%llu}\n",
+      static_cast<int>(getpid()), static_cast<unsigned long long>(s.events_written),
+      static_cast<unsigned long long>(s.dropped_ring), static_cast<unsigned long long>(s.dropped_io),
+      static_cast<unsigned long long>(s.samples_written), static_cast<unsigned long long>(s.samples_lost),
+      static_cast<unsigned long long>(s.drainer_cpu_ns), static_cast<unsigned long long>(s.writer_cpu_ns));
+  // One write(2) of the whole line: appends from several processes stay whole.
+  const ssize_t written = ::write(fd, line, static_cast<size_t>(n));
+  if (written < 0)
+    warn_stats(std::strerror(errno));
+  else if (written != n)
+    warn_stats("short write");
+  ::close(fd);
 }
 
 void observe_stops_if_asked() {
@@ -64,7 +91,13 @@ namespace {
 struct Autostart {
   Autostart() {
     const char* v = std::getenv("RINGPROF_AUTOSTART");
-    if (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0)) start();
+    if (!v || !*v) return;
+    bool on = false;
+    if (!internal::parse_switch(v, &on)) {
+      std::fprintf(stderr, "ringprof: warning: ignoring RINGPROF_AUTOSTART=%s (expected 1 or 0); not starting\n", v);
+      return;
+    }
+    if (on) start();
   }
 };
 Autostart g_autostart;

@@ -206,6 +206,68 @@ TEST(Cli, AroundTakesItsWidthUnderBothNames) {
   EXPECT_EQ(calls("--window 2ms"), 3);
 }
 
+// Control bytes in names (a NUL, an escape sequence) print as \xNN in text
+// and CSV: the rest of the output is still there, and the terminal is not
+// driven. Text output used to end at the first NUL.
+TEST(Cli, ControlBytesInNamesPrintEscapedAndCutNothingOff) {
+  TraceBuilder b(31337);
+  const uint32_t th = b.thread(7, std::string("ma\0in", 5));
+  const uint32_t odd = b.location(std::string("a\0b\x1b[31m", 8));
+  const uint32_t work = b.location("work");
+  b.begin(th, T, odd);
+  b.end(th, T + 500'000);
+  b.begin(th, T + 1'000'000, work);
+  b.end(th, T + 1'200'000);
+  b.flush();
+  test::TempDir dir;
+  test::write_file(dir.file("a.rpf"), b.bytes());
+  const std::string file = q(dir.file("a.rpf"));
+  const std::string shown = "a\\x00b\\x1b[31m";
+  for (const std::string& command : {"table " + file, "table --format csv " + file, "info " + file,
+                                     "diff " + file + " " + file, "diff --format markdown " + file + " " + file}) {
+    const test::CommandResult r = cli(command);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+    EXPECT_EQ(r.out.find('\0'), std::string::npos) << command;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << command;
+    if (command.rfind("info", 0) == 0) {
+      EXPECT_NE(r.out.find("ma\\x00in"), std::string::npos) << command << "\n" << r.out;
+    } else {
+      EXPECT_NE(r.out.find(shown), std::string::npos) << command << "\n" << r.out;
+      EXPECT_NE(r.out.find("work"), std::string::npos) << command << ": cut off\n" << r.out;
+    }
+  }
+  const test::CommandResult csv = cli("table --format csv " + file);
+  EXPECT_NE(csv.out.find("\n" + shown + ",1,500.000,"), std::string::npos) << csv.out;
+}
+
+// 70,000 zones nested on one thread: the tools keep the outer 65,536 (memory
+// stays bounded) and say how many they left out, on stderr and in the table.
+TEST(Cli, ZonesNestedPastTheDepthLimitAreCountedNotLostSilently) {
+  TraceBuilder b(4242);
+  const uint32_t th = b.thread(1, "deep");
+  const uint32_t loc = b.location("nest");
+  constexpr uint64_t kZones = 70'000;
+  for (uint64_t i = 0; i < kZones; ++i) b.begin(th, T + i, loc);
+  for (uint64_t i = 0; i < kZones; ++i) b.end(th, T + kZones + i);
+  b.flush();
+  test::TempDir dir;
+  test::write_file(dir.file("deep.rpf"), b.bytes());
+  const std::string file = q(dir.file("deep.rpf"));
+  const std::string note = "4464 zones nested deeper than 65536 levels on their thread left out";
+
+  test::CommandResult r = cli("table --format csv " + file);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nnest,65536,"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  r = cli("table " + file);
+  EXPECT_NE(r.out.find("4464 zones nested deeper than 65536 left out"), std::string::npos) << r.out;
+  for (const char* out : {"t.json", "t.pftrace"}) {
+    r = cli("convert " + file + " -o " + q(dir.file(out)));
+    EXPECT_EQ(r.exit_code, 0) << out << ": " << r.err;
+    EXPECT_NE(r.err.find(note), std::string::npos) << out << ": " << r.err;
+  }
+}
+
 TEST(Cli, TruncatedFile) {
   test::TempDir dir;
   const Trace t = three_segments();

@@ -679,6 +679,45 @@ TEST(PerfettoTrace, SamplesMemoryMarksDropsAndGpu) {
 // trace processor merges them into the slice's args): a key given twice keeps
 // its last value, an argument with no zone open goes nowhere, and a zone
 // whose end is past the data carries its arguments beside "unterminated".
+// Names come from the recorded program and may hold any bytes; Perfetto's
+// string fields must be valid UTF-8. Each byte that starts no valid sequence
+// becomes U+FFFD, as in the Chrome trace; valid UTF-8 passes unchanged.
+TEST(PerfettoTrace, InvalidUtf8InNamesBecomesReplacementCharacters) {
+  test::TempDir dir;
+  TraceBuilder b(4242, T);
+  const uint32_t th = b.thread(100, "thr\xff");
+  const uint32_t bad = b.location("zone\xc3\x28", "file\xfe.cpp", 7);
+  const uint32_t key = b.location("k"), value = b.location(
+                                            "v\x80"
+                                            "al");
+  const uint32_t good = b.location("µs \xe2\x9c\x93");
+  b.begin(th, T + 100, bad);
+  b.arg(th, T + 100, key, value);
+  b.end(th, T + 200);
+  b.instant(th, T + 300, good);
+  b.flush();
+  test::write_file(dir.file("u.rpf"), b.bytes());
+  const Model m = read_model(convert({dir.file("u.rpf")}));
+  ASSERT_EQ(m.error, "");
+  const std::string fffd = "\xef\xbf\xbd";
+  bool zone = false, instant = false;
+  for (const Event& e : m.events) {
+    if (e.name == "zone" + fffd + "(") {
+      zone = true;
+      EXPECT_EQ(e.file, "file" + fffd + ".cpp");
+    }
+    if (e.args.count("k")) {
+      EXPECT_EQ(e.args.at("k"), "v" + fffd + "al");
+    }
+    instant |= e.name == "µs \xe2\x9c\x93";
+  }
+  EXPECT_TRUE(zone);
+  EXPECT_TRUE(instant) << "valid UTF-8 is left as it is";
+  bool thread = false;
+  for (const auto& [uuid, t] : m.tracks) thread |= t.has_thread() && t.thread().thread_name() == "thr" + fffd;
+  EXPECT_TRUE(thread);
+}
+
 TEST(PerfettoTrace, ZoneArgumentsOnTheSliceEnd) {
   test::TempDir dir;
   TraceBuilder b(4242, T);

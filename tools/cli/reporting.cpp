@@ -4,7 +4,9 @@
 
 #include "options.h"
 #include "ringprof/tools/clock_alignment.h"
+#include "ringprof/tools/printable.h"
 #include "ringprof/tools/trace_range.h"
+#include "ringprof/tools/zone_tracker.h"
 
 namespace ringprof::cli {
 
@@ -33,15 +35,23 @@ int report_problems(const TraceReader& reader) {
   return reader.has_problems() ? kExitDamaged : kExitOk;
 }
 
+void print_text(const std::string& text) {
+  const std::string shown = printable(text, true);
+  std::fwrite(shown.data(), 1, shown.size(), stdout);
+}
+
 void print_error(const std::string& message) { std::fprintf(stderr, "ringprof: %s\n", message.c_str()); }
 
-void report_zone_notes(uint64_t unmatched, uint64_t unterminated) {
+void report_zone_notes(uint64_t unmatched, uint64_t unterminated, uint64_t too_deep) {
   if (unmatched)
     std::fprintf(stderr, "ringprof: note: %llu zone ends without a begin skipped (begin in a deleted file or lost)\n",
                  static_cast<unsigned long long>(unmatched));
   if (unterminated)
     std::fprintf(stderr, "ringprof: note: %llu zones still open at the end, closed at their thread's last event\n",
                  static_cast<unsigned long long>(unterminated));
+  if (too_deep)
+    std::fprintf(stderr, "ringprof: note: %llu zones nested deeper than %zu levels on their thread left out\n",
+                 static_cast<unsigned long long>(too_deep), ZoneTracker::kMaxDepth);
 }
 
 void report_symbol_warnings(StackResolver& resolver) {

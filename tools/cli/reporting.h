@@ -39,9 +39,13 @@ int place_range(const std::vector<std::string>& paths, const RangeSpec& range);
 
 // Prints every problem the reader found; the exit status they imply.
 int report_problems(const TraceReader& reader);
+// A command's text output on stdout, whole: control bytes a name brought
+// along (a NUL, an escape) print as \xNN instead of cutting the output off or
+// driving the terminal (ringprof/tools/printable.h).
+void print_text(const std::string& text);
 // "ringprof: MESSAGE" on stderr.
 void print_error(const std::string& message);
-void report_zone_notes(uint64_t unmatched, uint64_t unterminated);
+void report_zone_notes(uint64_t unmatched, uint64_t unterminated, uint64_t too_deep);
 // The symbolizer's warnings (a module without symbols, ...), one per line.
 void report_symbol_warnings(StackResolver& resolver);
 // A note when a command that reads CPU samples found none.

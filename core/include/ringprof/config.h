@@ -82,4 +82,10 @@ Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnin
 // Parses "64M", "1G", "4096", "512K" (binary units). Returns false when malformed.
 bool parse_byte_size(const std::string& text, uint64_t* out);
 
+namespace internal {
+// An on/off setting's text: 1, true, yes, on / 0, false, no, off. False for
+// anything else (the caller warns once and keeps its default).
+bool parse_switch(const char* text, bool* out) noexcept;
+}  // namespace internal
+
 }  // namespace ringprof

@@ -76,16 +76,13 @@ struct EnvReader {
     }
     *field = static_cast<T>(parsed);
   }
-  void boolean(const char* name, bool* field) const {
+  // True when the variable is set to a valid value (now in *field).
+  bool boolean(const char* name, bool* field) const {
     const char* v = get(name);
-    if (!v) return;
-    const std::string s = v;
-    if (s == "1" || s == "true" || s == "yes" || s == "on")
-      *field = true;
-    else if (s == "0" || s == "false" || s == "no" || s == "off")
-      *field = false;
-    else
-      warn(name, v, "1 or 0");
+    if (!v) return false;
+    if (internal::parse_switch(v, field)) return true;
+    warn(name, v, "1 or 0");
+    return false;
   }
 };
 
@@ -129,8 +126,9 @@ Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnin
   env.integer("RINGPROF_BATCH_EVENTS", &c.batch_events, 1024, 1 << 22);
   env.boolean("RINGPROF_FLUSH_AT_EXIT", &c.flush_at_exit);
   env.integer("RINGPROF_STALL_MS", &c.stall_ms, 1, 600000);
-  env.boolean("RINGPROF_GPU", &c.gpu);
-  c.gpu_requested = c.gpu && env.get("RINGPROF_GPU") != nullptr;
+  // Asked for explicitly only by a value that says yes: garbage was warned
+  // about and left the default, which must not warn of a missing driver.
+  c.gpu_requested = env.boolean("RINGPROF_GPU", &c.gpu) && c.gpu;
   env.bytes("RINGPROF_CUPTI_BUFFER_SIZE", &c.cupti_buffer_bytes, 64ull << 10, 256ull << 20);
   env.integer("RINGPROF_CUPTI_BUFFERS", &c.cupti_buffers, 1, 1024);
   if (const char* lib = env.get("RINGPROF_CUPTI_LIB")) c.cupti_library = lib;
@@ -146,5 +144,21 @@ Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnin
   ops_config_from(c.ops, lookup, warnings);  // RINGPROF_MODE, _SCHEDULE, _DUTY_CYCLE, _FORK, ... (ops_config.cpp)
   return c;
 }
+
+namespace internal {
+bool parse_switch(const char* text, bool* out) noexcept {
+  if (!text) return false;
+  const std::string_view s = text;
+  if (s == "1" || s == "true" || s == "yes" || s == "on") {
+    *out = true;
+    return true;
+  }
+  if (s == "0" || s == "false" || s == "no" || s == "off") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+}  // namespace internal
 
 }  // namespace ringprof

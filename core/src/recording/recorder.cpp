@@ -240,7 +240,16 @@ void step(uint64_t number) noexcept {
 bool start(const Config& config, std::shared_ptr<Sink> sink) {
   // RINGPROF_DISABLE=1: the program runs as if ringprof were not there
   // (`ringprof overhead` measures its `off` runs so), whatever its code asks.
-  if (const char* off = std::getenv("RINGPROF_DISABLE"); off && std::strcmp(off, "1") == 0) return false;
+  if (const char* off = std::getenv("RINGPROF_DISABLE"); off && *off) {
+    bool disabled = false;
+    if (internal::parse_switch(off, &disabled)) {
+      if (disabled) return false;
+    } else {
+      static std::atomic<bool> warned{false};
+      if (!warned.exchange(true))
+        std::fprintf(stderr, "ringprof: warning: ignoring RINGPROF_DISABLE=%s (expected 1 or 0); recording\n", off);
+    }
+  }
   RecorderState& s = state();
   std::lock_guard<std::mutex> lock(s.control);
   if (s.drainer) {

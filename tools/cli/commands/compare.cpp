@@ -47,7 +47,7 @@ CLI::Validator percent_validator() {
 }
 
 void print_out(const std::string& text) {
-  std::fputs(text.c_str(), stdout);
+  print_text(text);
   std::fflush(stdout);
 }
 

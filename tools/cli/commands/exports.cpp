@@ -70,11 +70,11 @@ int run_convert(const ExportArgs& a) {
   if (perfetto) {
     PerfettoTraceStats stats;
     written = write_perfetto_trace_file(input.reader(), options, a.output, &stats, &error);
-    report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones);
+    report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones, stats.zones_too_deep);
   } else {
     ChromeTraceStats stats;
     written = write_chrome_trace_file(input.reader(), options, a.output, &stats, &error);
-    report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones);
+    report_zone_notes(stats.unmatched_zone_ends, stats.unterminated_zones, stats.zones_too_deep);
   }
   int status = report_problems(input.reader());
   if (!written) {

@@ -19,7 +19,7 @@ void add_reading_commands(CLI::App& app) {
   on_run(info, [paths] {
     Input input(*paths);
     const TraceInfo summary = collect_info(input.reader());
-    std::fputs(format_info(summary).c_str(), stdout);
+    print_text(format_info(summary));
     std::fflush(stdout);
     return report_problems(input.reader());
   });

@@ -101,7 +101,7 @@ int run_findings(const FindingsArgs& a) {
   options.range = a.range;
   options.thread = a.thread;
   const std::vector<Finding> found = find_problems(input.reader(), options, &ranks);
-  std::fputs(format_findings(found, a.format == "json" ? FindingsFormat::Json : FindingsFormat::Text).c_str(), stdout);
+  print_text(format_findings(found, a.format == "json" ? FindingsFormat::Json : FindingsFormat::Text));
   std::fflush(stdout);
   const int status = report_problems(input.reader());
   if (status != kExitOk || a.fail_on.empty()) return status;

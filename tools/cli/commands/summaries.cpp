@@ -35,7 +35,7 @@ struct ReportArgs {
 TableFormat table_format(const ReportArgs& a) { return a.format == "csv" ? TableFormat::Csv : TableFormat::Text; }
 
 void print(const std::string& text) {
-  std::fputs(text.c_str(), stdout);
+  print_text(text);
   std::fflush(stdout);
 }
 
@@ -77,7 +77,9 @@ int run_table(const ReportArgs& a) {
   options.top = a.top;
   options.thread = a.thread;
   options.group_by_args = a.group_by_args;
-  print(format_table(compute_table(input.reader(), options), table_format(a)));
+  const TableResult table = compute_table(input.reader(), options);
+  print(format_table(table, table_format(a)));
+  report_zone_notes(0, 0, table.zones_too_deep);
   return report_problems(input.reader());
 }
 

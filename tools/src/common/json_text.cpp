@@ -77,6 +77,31 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 void append_json_double(std::string& out, double v) {
   if (std::isnan(v)) v = 0;
   if (std::isinf(v)) v = v > 0 ? std::numeric_limits<double>::max() : -std::numeric_limits<double>::max();

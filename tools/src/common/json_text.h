@@ -13,6 +13,11 @@ namespace ringprof::internal {
 // are escaped and bytes that are not valid UTF-8 become U+FFFD, so any name a
 // program recorded still yields a document every JSON parser accepts.
 void append_json_string(std::string& out, std::string_view s);
+// `s` as valid UTF-8: each byte that starts no valid sequence becomes U+FFFD,
+// as append_json_string does. Protocol buffers' string fields (the Perfetto
+// trace) must hold valid UTF-8, and names come from the recorded program.
+std::string valid_utf8(std::string_view s);
+bool is_valid_utf8(std::string_view s);
 
 // Appends a double as a JSON number: shortest round-trip form; NaN becomes 0
 // and infinities the largest finite double, since JSON has neither.

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ringprof/tools/printable.h"
+
 namespace ringprof::internal {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+std::string csv_field(const std::string& raw) {
+  const std::string s = printable(raw);
+  if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) {
     if (c == '"') q += '"';
@@ -21,13 +24,13 @@ std::string format_text_table(const TextRow& header, const std::vector<TextRow>&
   std::vector<size_t> width(cols);
   for (size_t c = 0; c < cols; ++c) width[c] = header[c].size();
   for (const TextRow& row : rows)
-    for (size_t c = 0; c < cols && c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (size_t c = 0; c < cols && c < row.size(); ++c) width[c] = std::max(width[c], printable(row[c]).size());
 
   std::string out;
   auto append_row = [&](const TextRow& row) {
     std::string line;
     for (size_t c = 0; c < cols; ++c) {
-      const std::string& cell = c < row.size() ? row[c] : std::string();
+      const std::string cell = c < row.size() ? printable(row[c]) : std::string();
       const std::string pad(width[c] - cell.size(), ' ');
       if (c > 0) line += "  ";
       const bool to_left = left.empty() ? c == 0 : (c < left.size() && left[c]);
@@ -59,5 +62,3 @@ std::string format_csv_table(const TextRow& header, const std::vector<TextRow>& 
 }
 
 }  // namespace ringprof::internal
-
-namespace ringprof::internal {}  // namespace ringprof::internal

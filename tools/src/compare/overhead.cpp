@@ -16,6 +16,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/small_file.h"
+
 extern char** environ;
 
 namespace ringprof {
@@ -47,8 +49,10 @@ std::string find_program(const std::string& name) {
 // Whether an executable is linked against ringprof (it then starts recording
 // itself, or through RINGPROF_AUTOSTART, and must not get a second copy).
 bool names_ringprof(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Never waits on a FIFO named as the command; an executable larger than
+  // 1 GiB is read in its first GiB.
+  std::string bytes, why;
+  if (!internal::read_small_file(path, size_t{1} << 30, &bytes, &why, /*follow_links=*/true)) return false;
   for (const char* mark : {"libringprof.so", "_ZN8ringprof5start", "ringprof_start"})
     if (bytes.find(mark) != std::string::npos) return true;
   return false;

@@ -56,6 +56,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     out_ << line_;
     stats_.unmatched_zone_ends = zones_.unmatched_ends();
     stats_.unterminated_zones = zones_.unterminated();
+    stats_.zones_too_deep = zones_.too_deep();
   }
 
   const ChromeTraceStats& stats() const { return stats_; }

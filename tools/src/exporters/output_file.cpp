@@ -1,10 +1,11 @@
 #include "ringprof/tools/output_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <streambuf>
 #include <vector>
@@ -53,13 +54,70 @@ class GzStreamBuf final : public std::streambuf {
   bool ok_ = true;
 };
 
+// A buffered streambuf over a file descriptor it owns.
+class FdStreamBuf final : public std::streambuf {
+ public:
+  explicit FdStreamBuf(int fd) : fd_(fd), buf_(1 << 16) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  ~FdStreamBuf() override { close(); }
+
+  bool close() {
+    if (fd_ < 0) return ok_;
+    if (!flush_buffer()) ok_ = false;
+    if (::close(fd_) != 0) ok_ = false;
+    fd_ = -1;
+    return ok_;
+  }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!flush_buffer()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override { return flush_buffer() ? 0 : -1; }
+
+ private:
+  bool flush_buffer() {
+    const char* p = pbase();
+    size_t n = static_cast<size_t>(pptr() - pbase());
+    while (n > 0 && fd_ >= 0 && ok_) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        ok_ = false;
+        break;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return ok_;
+  }
+
+  int fd_;
+  std::vector<char> buf_;
+  bool ok_ = true;
+};
+
+// The temporary name the output is written under until it is whole: in the
+// same directory (so the rename cannot cross file systems), hidden, unique.
+std::string temporary_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + name + ".part-" + std::to_string(getpid());
+}
+
 }  // namespace
 
 struct OutputFile::Impl {
-  std::string path;
-  std::ofstream file;
-  std::unique_ptr<GzStreamBuf> gzbuf;
-  std::unique_ptr<std::ostream> gzstream;
+  std::string path;       // the name the output gets once whole
+  std::string temporary;  // where it is written until then ("" for stdout)
+  std::unique_ptr<std::streambuf> buf;
+  std::unique_ptr<std::ostream> stream;
   std::ostream* out = nullptr;
 };
 
@@ -79,23 +137,32 @@ bool OutputFile::open(const std::string& path, std::string* error) {
     impl_->out = &std::cout;
     return true;
   }
+  // Written under a temporary name and renamed at close(): a command killed
+  // halfway leaves no truncated file under the name asked for (and an older
+  // file of that name stays whole until the new one is).
+  impl_->temporary = temporary_name(path);
+  ::unlink(impl_->temporary.c_str());  // our own leftover: the name holds our pid
+  const int fd = ::open(impl_->temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    *error = "cannot create " + path + ": " + std::strerror(errno);
+    impl_->temporary.clear();
+    return false;
+  }
   if (is_gzip_path(path)) {
-    gzFile gz = gzopen(path.c_str(), "wb6");
+    gzFile gz = gzdopen(fd, "wb6");
     if (!gz) {
+      ::close(fd);
+      ::unlink(impl_->temporary.c_str());
+      impl_->temporary.clear();
       *error = "cannot create " + path + ": " + std::strerror(errno ? errno : EIO);
       return false;
     }
-    impl_->gzbuf = std::make_unique<GzStreamBuf>(gz);
-    impl_->gzstream = std::make_unique<std::ostream>(impl_->gzbuf.get());
-    impl_->out = impl_->gzstream.get();
-    return true;
+    impl_->buf = std::make_unique<GzStreamBuf>(gz);
+  } else {
+    impl_->buf = std::make_unique<FdStreamBuf>(fd);
   }
-  impl_->file.open(path, std::ios::binary | std::ios::trunc);
-  if (!impl_->file) {
-    *error = "cannot create " + path + ": " + std::strerror(errno ? errno : EIO);
-    return false;
-  }
-  impl_->out = &impl_->file;
+  impl_->stream = std::make_unique<std::ostream>(impl_->buf.get());
+  impl_->out = impl_->stream.get();
   return true;
 }
 
@@ -104,15 +171,21 @@ std::ostream& OutputFile::stream() { return *impl_->out; }
 bool OutputFile::close(std::string* error) {
   if (!impl_->out) return true;
   bool ok = static_cast<bool>(impl_->out->flush());
-  if (impl_->gzbuf) {
-    ok = impl_->gzbuf->close() && ok;
-    impl_->gzstream.reset();
-    impl_->gzbuf.reset();
-  } else if (impl_->file.is_open()) {
-    impl_->file.close();
-    ok = ok && !impl_->file.fail();
-  }
+  if (auto* gz = dynamic_cast<GzStreamBuf*>(impl_->buf.get())) ok = gz->close() && ok;
+  if (auto* fd = dynamic_cast<FdStreamBuf*>(impl_->buf.get())) ok = fd->close() && ok;
+  impl_->stream.reset();
+  impl_->buf.reset();
   impl_->out = nullptr;
+  if (!impl_->temporary.empty()) {
+    if (ok && ::rename(impl_->temporary.c_str(), impl_->path.c_str()) != 0) {
+      *error = "cannot rename the output into " + impl_->path + ": " + std::strerror(errno);
+      ::unlink(impl_->temporary.c_str());
+      impl_->temporary.clear();
+      return false;
+    }
+    if (!ok) ::unlink(impl_->temporary.c_str());
+    impl_->temporary.clear();
+  }
   if (!ok) *error = "write to " + impl_->path + " failed";
   return ok;
 }

@@ -1,4 +1,5 @@
 #include "exporters/perfetto_packets.h"
+#include "common/json_text.h"
 
 namespace ringprof::internal {
 
@@ -62,7 +63,7 @@ void PacketWriter::child_track(Sequence& seq, uint64_t uuid, uint64_t parent, co
   pf::TrackDescriptor* d = p.mutable_track_descriptor();
   d->set_uuid(uuid);
   d->set_parent_uuid(parent);
-  d->set_name(name);
+  d->set_name(internal::valid_utf8(name));
   if (kind != TrackKind::Slices) {
     pf::CounterDescriptor* c = d->mutable_counter();
     if (kind == TrackKind::BytesCounter) c->set_unit(pf::CounterDescriptor::UNIT_SIZE_BYTES);
@@ -108,6 +109,13 @@ void PacketWriter::event_fields(RawBytes& e, const EventFields& f) {
 }
 
 void PacketWriter::event(Sequence& seq, uint64_t ts_ns, const EventFields& f, const Interned* interned) {
+  if (!f.name.empty() && !internal::is_valid_utf8(f.name)) {
+    // A name not interned goes out as it is: it must be valid UTF-8 too.
+    const std::string valid = internal::valid_utf8(f.name);
+    EventFields g = f;
+    g.name = valid;
+    return event(seq, ts_ns, g, interned);
+  }
   if (!seq.started) start(seq);
   if (f.annotations.empty() && f.name.empty() && !(interned && interned->data())) {
     // Most events (slice begins and ends, counters): the packet is at most
@@ -210,7 +218,7 @@ uint64_t PacketWriter::name_iid(Sequence& seq, std::string_view name, Interned& 
       [&](uint64_t iid) {
         pf::EventName* n = interned.get().add_event_names();
         n->set_iid(iid);
-        n->set_name(std::string(name));
+        n->set_name(internal::valid_utf8(name));
       },
       kMaxInternedNames);
 }
@@ -219,7 +227,7 @@ uint64_t PacketWriter::category_iid(Sequence& seq, std::string_view name, Intern
   return intern(seq, seq.categories, name, [&](uint64_t iid) {
     pf::EventCategory* c = interned.get().add_event_categories();
     c->set_iid(iid);
-    c->set_name(std::string(name));
+    c->set_name(internal::valid_utf8(name));
   });
 }
 
@@ -227,7 +235,7 @@ uint64_t PacketWriter::annotation_name_iid(Sequence& seq, std::string_view name,
   return intern(seq, seq.annotation_names, name, [&](uint64_t iid) {
     pf::DebugAnnotationName* n = interned.get().add_debug_annotation_names();
     n->set_iid(iid);
-    n->set_name(std::string(name));
+    n->set_name(internal::valid_utf8(name));
   });
 }
 
@@ -278,7 +286,7 @@ void Annotations::add(std::string_view name, double v) {
 
 void Annotations::add(std::string_view name, std::string_view v) {
   begin(name);
-  ProtoBytes(one_).bytes(pf::DebugAnnotation::kStringValueFieldNumber, v);
+  ProtoBytes(one_).bytes(pf::DebugAnnotation::kStringValueFieldNumber, internal::valid_utf8(v));
   end();
 }
 

@@ -1,4 +1,5 @@
 #include "exporters/perfetto_samples.h"
+#include "common/json_text.h"
 
 #include <vector>
 
@@ -113,7 +114,7 @@ uint64_t PerfettoSamples::string(StringMap& table, std::string_view s,
   return intern(seq_, table, s, [&](uint64_t iid) {
     pf::InternedString* is = out->Add();
     is->set_iid(iid);
-    is->set_str(std::string(s));
+    is->set_str(internal::valid_utf8(s));
   });
 }
 

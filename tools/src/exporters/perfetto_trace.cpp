@@ -17,6 +17,7 @@
 #include "ringprof/tools/thread_filter.h"
 #include "ringprof/tools/trace_range.h"
 #include "ringprof/tools/zone_tracker.h"
+#include "common/json_text.h"
 
 namespace ringprof {
 
@@ -31,7 +32,7 @@ namespace pf = ::ringprof::perfetto;
 
 // A thread that only ever opens zones must not grow memory without bound
 // (as in ZoneTracker).
-constexpr size_t kMaxDepth = 1 << 16;
+constexpr size_t kMaxDepth = ZoneTracker::kMaxDepth;
 // Past this many flows begun and never ended, the oldest names are forgotten.
 constexpr size_t kMaxOpenFlows = 1 << 20;
 
@@ -77,7 +78,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     d->set_uuid(process_uuid_);
     pf::ProcessDescriptor* pd = d->mutable_process();
     pd->set_pid(static_cast<int32_t>(p.trace_pid));
-    pd->set_process_name(p.trace_name());
+    pd->set_process_name(internal::valid_utf8(p.trace_name()));
     for (const std::string& arg : p.command_line) pd->add_cmdline(arg);
     w_.write(proc_seq_, desc);
 
@@ -184,7 +185,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     pf::ThreadDescriptor* td = d->mutable_thread();
     td->set_pid(static_cast<int32_t>(process_->trace_pid));
     td->set_tid(static_cast<int32_t>(process_->tid_of(index)));
-    if (!name.empty()) td->set_thread_name(name);
+    if (!name.empty()) td->set_thread_name(internal::valid_utf8(name));
     w_.write(proc_seq_, p);
     t.described_name = name;
   }
@@ -234,6 +235,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   void on_zone_begin(ThreadOut& t, const DecodedEvent& e) {
     if (t.open.size() >= kMaxDepth) {
       ++t.overflow;
+      ++stats_.zones_too_deep;
       return;
     }
     t.open.push_back({e.ts_ns, e.loc, false});
@@ -285,7 +287,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       source = seq.next_iid++;
       pf::SourceLocation* s = interned.get().add_source_locations();
       s->set_iid(source);
-      s->set_file_name(l->file);
+      s->set_file_name(internal::valid_utf8(l->file));
       if (l->line) s->set_line_number(l->line);
     }
     return seq.locations.emplace(loc, std::make_pair(name, source)).first->second;

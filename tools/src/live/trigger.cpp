@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/small_file.h"
 #include "ringprof/control_file.h"
 
 namespace fs = std::filesystem;
@@ -17,9 +18,18 @@ namespace fs = std::filesystem;
 namespace ringprof {
 namespace {
 
-std::string read_all(const std::string& path) {
+// A /proc file, read to its end (they report a size of 0).
+std::string read_proc_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The answer file, when it is there and a regular file: another user's FIFO
+// or link at that name in a shared directory is ignored, so the poll below
+// keeps to its timeout.
+std::string read_answer(const std::string& path) {
+  std::string text, why;
+  return internal::read_small_file(path, 4096, &text, &why) ? text : std::string();
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -47,7 +57,7 @@ bool find_ringprof_dir(uint32_t pid, std::string* dir, std::string* error) {
     return false;
   }
   std::string env_dir = "ringprof";
-  const std::string env = read_all(proc + "/environ");
+  const std::string env = read_proc_file(proc + "/environ");
   for (size_t at = 0; at < env.size();) {
     const size_t end = env.find('\0', at);
     const std::string entry = env.substr(at, end == std::string::npos ? std::string::npos : end - at);
@@ -86,7 +96,7 @@ TriggerResult trigger_process(const TriggerOptions& o) {
   }
   const uint64_t step_ns = 10'000'000;
   for (uint64_t waited = 0; waited <= o.timeout_ns; waited += step_ns) {
-    const std::string text = read_all(answer);
+    const std::string text = read_answer(answer);
     uint64_t id = 0;
     if (!text.empty() && control::parse_answer(text, &id)) {
       unlink(answer.c_str());

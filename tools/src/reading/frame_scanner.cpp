@@ -27,7 +27,9 @@ FrameScanner::~FrameScanner() {
 bool FrameScanner::open(const std::string& path, bool is_part, std::string* error) {
   path_ = path;
   is_part_ = is_part;
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named as input must not wait for a writer (it is
+  // refused below as not a regular file); on a regular file it changes nothing.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) {
     open_errno_ = errno;
     *error = std::string("cannot open: ") + std::strerror(open_errno_);
@@ -115,6 +117,14 @@ void FrameScanner::report_end_inside_frame(uint64_t offset, uint64_t needed, std
 }
 
 std::optional<Frame> FrameScanner::next(std::vector<Problem>* problems) {
+  // A sealed file of 0 bytes holds nothing a writer sealed: say so. (A
+  // `.part` file is empty for a moment after its writer created it.)
+  if (size_ == 0 && !is_part_ && !empty_reported_) {
+    empty_reported_ = true;
+    ++bad_stretches_;
+    if (problems) problems->push_back({ProblemKind::Foreign, path_, 0, "empty file (0 bytes): no ringprof segment"});
+    return std::nullopt;
+  }
   while (pos_ < size_) {
     const uint64_t here = pos_;
     const uint64_t left = size_ - here;

@@ -66,6 +66,7 @@ class FrameScanner {
   uint64_t pos_ = 0;
   bool seen_frame_ = false;
   uint64_t bad_stretches_ = 0;
+  bool empty_reported_ = false;
   bool torn_tail_ = false;
   bool truncated_ = false;
 };

@@ -13,6 +13,7 @@ void ZoneTracker::add(const DecodedEvent& e) {
   if (e.kind == EventKind::ZoneBegin) {
     if (t.stack.size() >= kMaxDepth) {
       ++t.overflow;
+      ++too_deep_;
       return;
     }
     t.stack.push_back(Open{e.ts_ns, 0, e.loc});

@@ -85,6 +85,7 @@ class TableBuilder final : public SegmentVisitor {
     }
     r.unmatched_zone_ends = zones_.unmatched_ends();
     r.unterminated_zones = zones_.unterminated();
+    r.zones_too_deep = zones_.too_deep();
     r.has_gpu = has_gpu_;
     r.sum_gpu_ns = sum_gpu_ns_;
     r.gpu_outside_zones_ns = gpu_outside_ns_;
@@ -266,6 +267,9 @@ std::string format_table(const TableResult& table, TableFormat format) {
   if (table.unmatched_zone_ends)
     out += "; " + std::to_string(table.unmatched_zone_ends) + " zone ends without a begin skipped";
   if (table.unterminated_zones) out += "; " + std::to_string(table.unterminated_zones) + " unterminated zones";
+  if (table.zones_too_deep)
+    out += "; " + std::to_string(table.zones_too_deep) + " zones nested deeper than " +
+           std::to_string(ZoneTracker::kMaxDepth) + " left out";
   out += "\n";
   if (table.has_gpu)
     out += "GPU time total: " + format_us(table.sum_gpu_ns) +

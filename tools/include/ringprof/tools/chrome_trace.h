@@ -37,6 +37,7 @@ struct ChromeTraceStats {
   uint64_t samples_written = 0;
   uint64_t unmatched_zone_ends = 0;  // ends whose begin is gone: skipped
   uint64_t unterminated_zones = 0;   // still open at the end: written to the thread's last timestamp
+  uint64_t zones_too_deep = 0;       // nested deeper than ZoneTracker::kMaxDepth: left out
 };
 
 ChromeTraceStats write_chrome_trace(TraceReader& reader, const ChromeTraceOptions& options, std::ostream& out);

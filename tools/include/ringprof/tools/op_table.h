@@ -69,6 +69,7 @@ struct TableResult {
   uint64_t zones = 0;                // zones counted
   uint64_t unmatched_zone_ends = 0;
   uint64_t unterminated_zones = 0;
+  uint64_t zones_too_deep = 0;       // nested deeper than ZoneTracker::kMaxDepth: left out
   bool has_gpu = false;              // the files hold GPU work: GPU columns are shown
   uint64_t sum_gpu_ns = 0;           // all GPU work in the range
   uint64_t gpu_outside_zones_ns = 0; // launched outside any zone, or by a call not in the files

@@ -1,6 +1,9 @@
 // ringprof/tools/output_file.h — where a tool writes its output: a file, a gzip
 // file (when the name ends in ".gz"), or stdout ("-"), behind one
-// std::ostream so writers do not care which.
+// std::ostream so writers do not care which. A file is written under a
+// temporary name beside it (".NAME.part-PID") and renamed into place by a
+// successful close(): a killed command never leaves a truncated file under
+// the name asked for, and a failed write leaves nothing.
 #pragma once
 
 #include <memory>
@@ -19,7 +22,9 @@ class OutputFile {
   // Opens `path` for writing ("-" is stdout). False with *error set.
   bool open(const std::string& path, std::string* error);
   std::ostream& stream();
-  // Flushes and closes; false with *error set if any write failed.
+  // Flushes, closes and renames the file into place; false with *error set if
+  // any write failed (the temporary file is then removed). The destructor
+  // closes too.
   bool close(std::string* error);
 
   static bool is_gzip_path(const std::string& path);

@@ -48,6 +48,7 @@ struct PerfettoTraceStats {
   uint64_t gpu_records_written = 0;
   uint64_t unmatched_zone_ends = 0;  // ends whose begin is gone: skipped
   uint64_t unterminated_zones = 0;   // still open at the end: ended at the thread's last timestamp
+  uint64_t zones_too_deep = 0;       // nested deeper than 65536 on their thread: left out
 };
 
 PerfettoTraceStats write_perfetto_trace(TraceReader& reader, const PerfettoTraceOptions& options, std::ostream& out);

@@ -85,6 +85,9 @@ class ZoneTracker {
 
   uint64_t unmatched_ends() const { return unmatched_ends_; }
   uint64_t unterminated() const { return unterminated_; }
+  // Zones nested deeper than kMaxDepth on their thread: left out (with their
+  // ends and arguments), and counted so that the tools say so.
+  uint64_t too_deep() const { return too_deep_; }
   uint64_t dropped_args() const { return dropped_args_; }
   static constexpr size_t kMaxArgs = 64;
 
@@ -103,14 +106,17 @@ class ZoneTracker {
     uint64_t last_ns = 0;
   };
   // A thread that only ever opens zones must not grow memory without bound.
+ public:
   static constexpr size_t kMaxDepth = 1 << 16;
 
+ private:
   void close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, bool unterminated);
 
   OnClose on_close_;
   std::unordered_map<uint32_t, Thread> threads_;
   uint64_t unmatched_ends_ = 0;
   uint64_t unterminated_ = 0;
+  uint64_t too_deep_ = 0;
   uint64_t dropped_args_ = 0;
 };
 
