@@ -18,18 +18,31 @@ if [ -z "$base" ] || ! git rev-parse --verify --quiet "$base^{commit}" >/dev/nul
   echo "format-check: no base commit to compare with (a shallow clone? pass one, or set RINGPROF_FORMAT_BASE)" >&2
   exit 2
 fi
-run() { git clang-format-14 --binary clang-format-14 --extensions c,cc,cpp,h "$@" "$base" -- \
-  core sinks tools python bench tests examples; }
+for tool in git-clang-format-14 clang-format-14; do
+  command -v "$tool" >/dev/null 2>&1 ||
+    { echo "format-check: $tool not found (Debian's clang-format package; ./install-deps.sh installs it)" >&2; exit 2; }
+done
+dirs="core sinks tools python bench tests examples"
+run() { git clang-format-14 --binary clang-format-14 --extensions c,cc,cpp,h "$@" "$base" -- $dirs; }
+# New files git does not track yet are all changed lines: git clang-format
+# sees only tracked ones, so they are checked whole.
+untracked="$(git ls-files --others --exclude-standard -- $dirs | grep -E '\.(c|cc|cpp|h)$' || true)"
 if [ -n "$fix" ]; then
-  run --force >/dev/null
+  run --force >/dev/null || true
+  for f in $untracked; do clang-format-14 -i "$f"; done
   exit 0
 fi
-out="$(run --diff)"
+status=0
+out="$(run --diff)" || true
 case "$out" in
-  "" | "no modified files to format" | "clang-format did not modify any files") 
-    echo "format-check: the lines changed since $(git rev-parse --short "$base") follow .clang-format"
-    exit 0 ;;
+  "" | "no modified files to format" | "clang-format did not modify any files") ;;
+  *) printf '%s\n' "$out"; status=1 ;;
 esac
-printf '%s\n' "$out"
-echo "format-check: these lines do not follow .clang-format (./format-check.sh --fix rewrites them)" >&2
-exit 1
+for f in $untracked; do
+  clang-format-14 --dry-run --Werror "$f" 2>/dev/null || { echo "format-check: $f (new file)"; status=1; }
+done
+if [ "$status" -ne 0 ]; then
+  echo "format-check: these lines do not follow .clang-format (./format-check.sh --fix rewrites them)" >&2
+  exit 1
+fi
+echo "format-check: the lines changed since $(git rev-parse --short "$base") follow .clang-format"

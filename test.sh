@@ -35,6 +35,7 @@ run_config() {
   name="$1"; shift
   echo "=== $name ==="
   dir="build/test-$name"
+  rm -f "$dir/build.log"
   if ! cmake -S . -B "$dir" -DRINGPROF_WERROR=ON "$@" >/dev/null || ! cmake --build "$dir" -j"$JOBS" >"$dir/build.log" 2>&1; then
     tail -n 60 "$dir/build.log" 2>/dev/null || true
     fail "$name" "the $name configuration did not build"

@@ -73,8 +73,11 @@ for h in "$inc"/ringprof/*.h "$inc"/ringprof/internal/*.h; do
     { echo "install_check: $rel does not compile alone" >&2; exit 1; }
   n=$((n + 1))
 done
-if printf '#include <ringprof/recording.h>\n#include <ringprof/detail_zone.h>\n' |
-    c++ -std=c++20 -E -x c++ -I"$inc" - | grep -Eq 'class Sink\b|struct Config\b'; then
+printf '#include <ringprof/recording.h>\n#include <ringprof/detail_zone.h>\n' |
+  c++ -std=c++20 -E -x c++ -I"$inc" - >"$work/recording.i" ||
+  { echo "install_check: ringprof/recording.h does not preprocess" >&2; exit 1; }
+grep -q 'zone_begin' "$work/recording.i" || { echo "install_check: no zone_begin in recording.h's expansion" >&2; exit 1; }
+if grep -Eq 'class Sink\b|struct Config\b' "$work/recording.i"; then
   echo "install_check: ringprof/recording.h pulls in the sink model or Config" >&2; exit 1
 fi
 echo "install_check: $n installed headers compile alone; recording.h names no sink"
@@ -88,7 +91,10 @@ nm -C --defined-only "$lib" | grep -Eq "$recorder" || { echo "install_check: no 
 readers="$prefix/bin/ringprof"
 if [ -n "${site:-}" ] && [ -d "$site/ringprof" ]; then readers="$readers $(ls "$site"/ringprof/_ringprof_tools*.so)"; fi
 for f in $readers; do
-  if nm -C --defined-only "$f" | grep -E "$recorder"; then echo "install_check: $f contains a recorder" >&2; exit 1; fi
+  nm -C --defined-only "$f" >"$work/symbols.txt" 2>/dev/null || true
+  # A stripped reader would pass the check below unseen: its symbols must be there.
+  grep -q 'ringprof::' "$work/symbols.txt" || { echo "install_check: $f has no ringprof symbols to check" >&2; exit 1; }
+  if grep -E "$recorder" "$work/symbols.txt"; then echo "install_check: $f contains a recorder" >&2; exit 1; fi
   if ldd "$f" | grep -q libringprof; then echo "install_check: $f links libringprof" >&2; exit 1; fi
 done
 echo "install_check: no recorder in $(echo "$readers" | wc -w) reader(s)"

@@ -107,10 +107,11 @@ def _read_environment():
                   "using the default" % sampling, file=_sys.stderr)
     shapes = _os.environ.get("RINGPROF_TORCH_SHAPES")
     if shapes:
-        if shapes in ("0", "1"):
-            _ext._set_record_shapes(shapes == "1")
+        # On/off as every ringprof setting takes it (docs/configuration.md).
+        if shapes in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            _ext._set_record_shapes(shapes in ("1", "true", "yes", "on"))
         else:
-            print("ringprof: warning: ignoring RINGPROF_TORCH_SHAPES=%s (expected 0 or 1); using the default"
+            print("ringprof: warning: ignoring RINGPROF_TORCH_SHAPES=%s (expected 1 or 0); using the default"
                   % shapes, file=_sys.stderr)
 
 

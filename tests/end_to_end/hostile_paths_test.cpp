@@ -51,7 +51,8 @@ TEST(HostilePaths, StatsFileThatIsNoRegularFileNeverBlocksAndWarnsOnce) {
   ASSERT_EQ(mkdir(dir.file("a-directory").c_str(), 0700), 0);
   write_file(dir.file("target"), {});
   ASSERT_EQ(symlink(dir.file("target").c_str(), dir.file("link").c_str()), 0);
-  for (const std::string& path : {dir.file("fifo"), dir.file("a-directory"), dir.file("link"), std::string("/dev/full")}) {
+  for (const std::string& path :
+       {dir.file("fifo"), dir.file("a-directory"), dir.file("link"), std::string("/dev/full")}) {
     const CommandResult r = record_with_stats_file(dir, path);
     EXPECT_EQ(r.exit_code, 0) << path << " (124: it hung)\n" << r.err;
     EXPECT_EQ(count_of(r.err, "RINGPROF_STATS_FILE"), 1u) << path << ":\n" << r.err;

@@ -209,7 +209,7 @@ void write_trace(GpuTrace& t) {
 // achieved occupancy: 100 us x 100 % + 60 us x 3.7 % = 63.9 % (see the
 // occupancy tests for the per-kernel figures). 1 MB in 50 us = 20 GB/s.
 const char* const kExpectedSummary =
-    "Window: 1330.000 us\n"
+    "Time range: 1330.000 us\n"
     "Devices: 1\n"
     "  pid 4242 GPU 0 \"NVIDIA A100-SXM4-40GB\" (cc 8.0, 108 SMs)\n"
     "    utilization 15.79% (busy 210.000 us), 4 kernels, 160.000 us\n"
@@ -254,7 +254,7 @@ TEST(GpuSummaryTest, WindowClipsBusyTime) {
   o.range.from_ns = 1'250'000;  // 2250 us: only the last relu [2310, 2330]
   const GpuSummary s = compute_gpu_summary(reader, o);
   ASSERT_EQ(s.devices.size(), 1u);
-  EXPECT_EQ(s.window_ns, 80'000u);
+  EXPECT_EQ(s.range_ns, 80'000u);
   EXPECT_EQ(s.devices[0].busy_ns, 20'000u);
   EXPECT_EQ(s.devices[0].kernels, 1u);
 }

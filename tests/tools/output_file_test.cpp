@@ -1,5 +1,6 @@
 // OutputFile: written under a temporary name, renamed into place when whole.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -79,6 +80,68 @@ TEST(OutputFile, AKilledWriterLeavesTheOldFileWhole) {
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 9);
   EXPECT_EQ(read_text(path), "the old trace");
+}
+
+// Without close() (an exception unwinding past the writer) the output is not
+// whole, and the older file keeps its place.
+TEST(OutputFile, ADestructorWithoutCloseLeavesTheOldFile) {
+  test::TempDir dir;
+  const std::string path = dir.file("trace.json");
+  { std::ofstream(path) << "the old trace"; }
+  {
+    OutputFile out;
+    std::string error;
+    ASSERT_TRUE(out.open(path, &error)) << error;
+    out.stream() << "half of a new one";
+  }
+  EXPECT_EQ(read_text(path), "the old trace");
+  EXPECT_EQ(entries_in(dir.path()), 1u) << "the temporary file is gone";
+}
+
+// What a rename would replace is written in place (a device such as
+// /dev/null, a symbolic link, whose target is written, a file with other hard
+// links); an existing file keeps its permissions.
+TEST(OutputFile, DevicesLinksAndPermissionsStayAsTheyWere) {
+  test::TempDir dir;
+  std::string error;
+  // A file with a second hard link: both names see the new contents.
+  const std::string one = dir.file("one.json"), two = dir.file("two.json");
+  { std::ofstream(one) << "old"; }
+  ASSERT_EQ(::link(one.c_str(), two.c_str()), 0);
+  {
+    OutputFile out;
+    ASSERT_TRUE(out.open(one, &error)) << error;
+    out.stream() << "new";
+    ASSERT_TRUE(out.close(&error)) << error;
+  }
+  EXPECT_EQ(read_text(two), "new");
+  const std::string target = dir.file("target.json"), link = dir.file("link.json");
+  { std::ofstream(target) << "old"; }
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  {
+    OutputFile out;
+    ASSERT_TRUE(out.open(link, &error)) << error;
+    out.stream() << "new";
+    ASSERT_TRUE(out.close(&error)) << error;
+  }
+  struct stat lst {};
+  ASSERT_EQ(lstat(link.c_str(), &lst), 0);
+  EXPECT_TRUE(S_ISLNK(lst.st_mode)) << "the link is kept";
+  EXPECT_EQ(read_text(target), "new");
+
+  const std::string secret = dir.file("secret.json");
+  { std::ofstream(secret) << "old"; }
+  ASSERT_EQ(chmod(secret.c_str(), 0600), 0);
+  {
+    OutputFile out;
+    ASSERT_TRUE(out.open(secret, &error)) << error;
+    out.stream() << "new";
+    ASSERT_TRUE(out.close(&error)) << error;
+  }
+  struct stat st {};
+  ASSERT_EQ(stat(secret.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(read_text(secret), "new");
 }
 
 TEST(OutputFile, AnUncreatableFileIsAnErrorNamingIt) {

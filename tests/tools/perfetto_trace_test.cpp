@@ -675,10 +675,6 @@ TEST(PerfettoTrace, SamplesMemoryMarksDropsAndGpu) {
   EXPECT_EQ(stats.gpu_records_written, 5u);
 }
 
-// Zone arguments reach the slice through its end event's annotations (the
-// trace processor merges them into the slice's args): a key given twice keeps
-// its last value, an argument with no zone open goes nowhere, and a zone
-// whose end is past the data carries its arguments beside "unterminated".
 // Names come from the recorded program and may hold any bytes; Perfetto's
 // string fields must be valid UTF-8. Each byte that starts no valid sequence
 // becomes U+FFFD, as in the Chrome trace; valid UTF-8 passes unchanged.
@@ -718,6 +714,10 @@ TEST(PerfettoTrace, InvalidUtf8InNamesBecomesReplacementCharacters) {
   EXPECT_TRUE(thread);
 }
 
+// Zone arguments reach the slice through its end event's annotations (the
+// trace processor merges them into the slice's args): a key given twice keeps
+// its last value, an argument with no zone open goes nowhere, and a zone
+// whose end is past the data carries its arguments beside "unterminated".
 TEST(PerfettoTrace, ZoneArgumentsOnTheSliceEnd) {
   test::TempDir dir;
   TraceBuilder b(4242, T);

@@ -24,8 +24,8 @@ const char* const kDescription =
     "PATH is a ringprof file (*.rpf, *.rpf.part) or a directory holding them.";
 
 const char* const kFooter =
-    "Time windows (every command but info and trigger): --from T, --to T, --last D (back from the end),\n"
-    "  --around T --window D, --window-id N (between the window's marks)\n"
+    "Time ranges (every command but info and trigger): --from T, --to T, --last D (back from the end),\n"
+    "  --around T --width D, --window-id N (between detailed window N's marks)\n"
     "  D: 500ms, 2.5s, 1m, 250us, 10ns, 1h; a bare number is seconds\n"
     "  T: a duration from the trace start, or a wall-clock time: 2024-05-01T12:00:00Z, 12:00:00 (today, local)\n"
     "Exit status: 0 all read, 1 usage error, 2 something skipped or not written.\n"

@@ -11,8 +11,7 @@
 
 namespace ringprof::internal {
 
-bool read_small_file(const std::string& path, size_t max_bytes, std::string* out, std::string* why,
-                     bool follow_links) {
+bool read_small_file(const std::string& path, size_t max_bytes, std::string* out, std::string* why, bool follow_links) {
   out->clear();
   // O_NONBLOCK: opening a FIFO returns at once (and is refused below);
   // O_NOFOLLOW: a link planted in a shared directory is not followed.

@@ -1,6 +1,7 @@
 #include "ringprof/tools/output_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -122,9 +123,12 @@ struct OutputFile::Impl {
 };
 
 OutputFile::OutputFile() : impl_(std::make_unique<Impl>()) {}
+// Without close() (an exception unwinding past the writer) the output is
+// not whole: the temporary file goes, and the name keeps what it had.
 OutputFile::~OutputFile() {
-  std::string ignored;
-  close(&ignored);
+  impl_->stream.reset();
+  impl_->buf.reset();
+  if (!impl_->temporary.empty()) ::unlink(impl_->temporary.c_str());
 }
 
 bool OutputFile::is_gzip_path(const std::string& path) {
@@ -137,12 +141,24 @@ bool OutputFile::open(const std::string& path, std::string* error) {
     impl_->out = &std::cout;
     return true;
   }
-  // Written under a temporary name and renamed at close(): a command killed
-  // halfway leaves no truncated file under the name asked for (and an older
-  // file of that name stays whole until the new one is).
-  impl_->temporary = temporary_name(path);
-  ::unlink(impl_->temporary.c_str());  // our own leftover: the name holds our pid
-  const int fd = ::open(impl_->temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  // A new file, or a plain file with one name, is written under a temporary
+  // name and renamed at close(): a command killed halfway leaves no truncated
+  // file under the name asked for, and an older file of that name stays whole
+  // until the new one is (it keeps its permissions). Anything else (a device
+  // such as /dev/null or /dev/stdout, a FIFO, a symbolic link, a file with
+  // other hard links) is written in place, as a rename would replace it.
+  struct stat st {};
+  const bool exists = ::lstat(path.c_str(), &st) == 0;
+  const bool in_place = exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1);
+  int fd = -1;
+  if (in_place) {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  } else {
+    impl_->temporary = temporary_name(path);
+    ::unlink(impl_->temporary.c_str());  // our own leftover: the name holds our pid
+    fd = ::open(impl_->temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0 && exists) (void)::fchmod(fd, st.st_mode & 07777);
+  }
   if (fd < 0) {
     *error = "cannot create " + path + ": " + std::strerror(errno);
     impl_->temporary.clear();
@@ -151,10 +167,11 @@ bool OutputFile::open(const std::string& path, std::string* error) {
   if (is_gzip_path(path)) {
     gzFile gz = gzdopen(fd, "wb6");
     if (!gz) {
-      ::close(fd);
-      ::unlink(impl_->temporary.c_str());
+      const int err = errno ? errno : EIO;
+      ::close(fd);  // gzdopen leaves it open when it fails
+      if (!impl_->temporary.empty()) ::unlink(impl_->temporary.c_str());
       impl_->temporary.clear();
-      *error = "cannot create " + path + ": " + std::strerror(errno ? errno : EIO);
+      *error = "cannot create " + path + ": " + std::strerror(err);
       return false;
     }
     impl_->buf = std::make_unique<GzStreamBuf>(gz);

@@ -79,7 +79,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     pf::ProcessDescriptor* pd = d->mutable_process();
     pd->set_pid(static_cast<int32_t>(p.trace_pid));
     pd->set_process_name(internal::valid_utf8(p.trace_name()));
-    for (const std::string& arg : p.command_line) pd->add_cmdline(arg);
+    for (const std::string& arg : p.command_line) pd->add_cmdline(internal::valid_utf8(arg));
     w_.write(proc_seq_, desc);
 
     samples_.emplace(w_, proc_seq_, resolver_);

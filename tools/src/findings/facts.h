@@ -42,7 +42,7 @@ struct ProcessFacts {
   std::string label;                   // "rank 3 (host, pid 12)" or "trainer (pid 12)"
   std::string rank_label;              // "rank 3", or "pid 12" when the files state no rank
   uint64_t first_ns = 0, last_ns = 0;  // of the process's events and GPU records
-  uint64_t window_ns = 0;              // the range within [first_ns, last_ns]: the recorded time looked at
+  uint64_t range_ns = 0;               // the range within [first_ns, last_ns]: the recorded time looked at
   bool gpu = false;                    // kernels, copies or sets recorded
   StepStats whole;                     // the ranks scan's figures over everything
 

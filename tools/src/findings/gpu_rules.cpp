@@ -175,7 +175,7 @@ std::vector<Finding> rule_pageable_copies(const std::vector<ProcessFacts>& proce
     copies += p.pageable_copies;
     bytes += p.pageable_bytes;
     ns += p.pageable_ns;
-    span += p.window_ns;
+    span += p.range_ns;
     for (const auto& [kind, n] : p.pageable_by_direction) by_direction[kind] += n;
   }
   if (copies < kPageableMinCopies) return {};

@@ -36,7 +36,7 @@ inline constexpr size_t kSyncListed = 5;
 
 // pageable_copies: copies from or to pageable host memory.
 inline constexpr uint64_t kPageableMinCopies = 10;
-inline constexpr double kPageableCritical = 0.10;  // their copy time over the processes' recorded time in the window
+inline constexpr double kPageableCritical = 0.10;  // their copy time over the processes' recorded time in the range
 
 // comm_exposed: communication not hidden under computation, over step time.
 inline constexpr double kCommWarning = 0.10;
@@ -70,8 +70,8 @@ std::vector<Finding> rule_tiny_kernels(const std::vector<ProcessFacts>& processe
 std::vector<Finding> rule_sync_in_step(const std::vector<ProcessFacts>& processes);
 std::vector<Finding> rule_pageable_copies(const std::vector<ProcessFacts>& processes);
 // From the ranks report's rows when given (find_problems() passes them only
-// for a job of several ranks with no window and no thread filter), else each
-// process's steps that touch the window.
+// for a job of several ranks with no time range and no thread filter), else
+// each process's steps that touch the range.
 std::vector<Finding> rule_comm_exposed(const std::vector<ProcessFacts>& processes, const RanksReport* ranks);
 std::vector<Finding> rule_slow_steps(const std::vector<ProcessFacts>& processes);
 std::vector<Finding> rule_drops(const std::vector<ProcessFacts>& processes);

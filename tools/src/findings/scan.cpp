@@ -50,7 +50,7 @@ FactsCollector::Impl::Impl(const RankScan& scan, TimeRange w, const std::string&
   facts.first_ns = scan.first_ns;
   facts.last_ns = scan.last_ns;
   const uint64_t from = std::max(range.begin_ns, facts.first_ns), to = std::min(range.end_ns, facts.last_ns);
-  facts.window_ns = to > from ? to - from : 0;
+  facts.range_ns = to > from ? to - from : 0;
 }
 
 FactsCollector::Impl::LocInfo& FactsCollector::Impl::loc(uint32_t id) {

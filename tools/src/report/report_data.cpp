@@ -132,7 +132,7 @@ void gpu(JsonWriter& j, const GpuSummary& g, const internal::ReportTimeline& t) 
     return;
   }
   j.open('{');
-  j.field("window_ns", g.window_ns);
+  j.field("window_ns", g.range_ns);
   // Utilisation over time: the fraction of each bucket a device was busy.
   j.key("utilization_over_time");
   j.open('{');
@@ -165,7 +165,7 @@ void gpu(JsonWriter& j, const GpuSummary& g, const internal::ReportTimeline& t) 
     j.field("kernel_ns", d.kernel_ns);
     j.field("busy_ns", d.busy_ns);
     j.key("utilization");
-    j.dbl(g.window_ns ? static_cast<double>(d.busy_ns) / static_cast<double>(g.window_ns) : 0.0);
+    j.dbl(g.range_ns ? static_cast<double>(d.busy_ns) / static_cast<double>(g.range_ns) : 0.0);
     j.key("sm_efficiency");
     d.occupancy_ns ? j.dbl(d.sm_efficiency_ns / static_cast<double>(d.occupancy_ns)) : j.null();
     j.key("achieved_occupancy");

@@ -198,7 +198,7 @@ GpuSummary compute_gpu_summary(TraceReader& reader, const GpuSummaryOptions& opt
     }
     // An open end of the range stops at the trace's own end.
     const uint64_t b = std::max(range.begin_ns, trace->first), e = std::min(range.end_ns, trace->second);
-    s.window_ns = e >= b ? e - b : 0;
+    s.range_ns = e >= b ? e - b : 0;
   }
   Collector c(s, range);
   reader.read(c);
@@ -208,7 +208,7 @@ GpuSummary compute_gpu_summary(TraceReader& reader, const GpuSummaryOptions& opt
 
 std::string format_gpu_summary(const GpuSummary& s, size_t name_width) {
   std::string out;
-  out += "Window: " + format_us(s.window_ns) + " us\n";
+  out += "Time range: " + format_us(s.range_ns) + " us\n";
   out += "Devices: " + std::to_string(s.devices.size()) + "\n";
   for (const GpuDeviceRow& d : s.devices) {
     std::string line = "  pid " + std::to_string(d.pid) + " GPU " + std::to_string(d.device);
@@ -216,7 +216,7 @@ std::string format_gpu_summary(const GpuSummary& s, size_t name_width) {
       line += " \"" + d.name + "\" (cc " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " +
               std::to_string(d.sm_count) + " SMs)";
     out += line + "\n";
-    out += "    utilization " + format_percent(d.busy_ns, s.window_ns) + "% (busy " + format_us(d.busy_ns) + " us), " +
+    out += "    utilization " + format_percent(d.busy_ns, s.range_ns) + "% (busy " + format_us(d.busy_ns) + " us), " +
            std::to_string(d.kernels) + " kernels, " + format_us(d.kernel_ns) + " us\n";
     if (d.occupancy_ns > 0)
       out += "    SM efficiency (est.) " + internal::percent_of(d.sm_efficiency_ns / double(d.occupancy_ns)) +

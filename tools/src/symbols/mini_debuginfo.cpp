@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <lzma.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -44,7 +45,7 @@ bool decompress_xz(const unsigned char* in, size_t in_size, std::vector<char>* o
   }
   strm.next_in = in;
   strm.avail_in = in_size;
-  out->resize(std::max<size_t>(in_size * 4, 1 << 16));
+  out->resize(std::min(std::max<size_t>(in_size * 4, 1 << 16), kMaxImageBytes));
   size_t used = 0;
   lzma_ret ret = LZMA_OK;
   for (;;) {

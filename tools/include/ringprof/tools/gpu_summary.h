@@ -55,7 +55,7 @@ struct GpuCopyRow {
 };
 
 struct GpuSummary {
-  uint64_t window_ns = 0;
+  uint64_t range_ns = 0;
   std::vector<GpuDeviceRow> devices;   // by pid, device
   std::vector<GpuKernelRow> kernels;   // by total time, descending
   std::vector<GpuCopyRow> copies;      // by direction

@@ -3,7 +3,9 @@
 // std::ostream so writers do not care which. A file is written under a
 // temporary name beside it (".NAME.part-PID") and renamed into place by a
 // successful close(): a killed command never leaves a truncated file under
-// the name asked for, and a failed write leaves nothing.
+// the name asked for, and a failed write, or a destructor without close(),
+// leaves the name as it was. Devices, FIFOs, symbolic links and files with
+// other hard links are written in place.
 #pragma once
 
 #include <memory>
@@ -23,8 +25,7 @@ class OutputFile {
   bool open(const std::string& path, std::string* error);
   std::ostream& stream();
   // Flushes, closes and renames the file into place; false with *error set if
-  // any write failed (the temporary file is then removed). The destructor
-  // closes too.
+  // any write failed (the temporary file is then removed).
   bool close(std::string* error);
 
   static bool is_gzip_path(const std::string& path);
