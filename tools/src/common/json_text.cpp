@@ -39,6 +39,18 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return n;
 }
 
+// Appends the UTF-8 sequence starting at s[i] when it is valid, else U+FFFD
+// for its first byte; returns how many bytes of `s` it took.
+size_t append_utf8_or_replacement(std::string& out, std::string_view s, size_t i) {
+  const size_t n = utf8_sequence_length(s, i);
+  if (n == 0) {
+    out += "\xEF\xBF\xBD";  // U+FFFD
+    return 1;
+  }
+  out.append(s.substr(i, n));
+  return n;
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -47,14 +59,7 @@ void append_json_string(std::string& out, std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      const size_t n = utf8_sequence_length(s, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";  // U+FFFD
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
+      i += append_utf8_or_replacement(out, s, i);
       continue;
     }
     switch (c) {
@@ -80,24 +85,13 @@ void append_json_string(std::string& out, std::string_view s) {
 std::string valid_utf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence_length(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
+  for (size_t i = 0; i < s.size();) i += append_utf8_or_replacement(out, s, i);
   return out;
 }
 
 bool is_valid_utf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence_length(s, i);
-    if (n == 0) return false;
-    i += n;
+  for (size_t i = 0, n; i < s.size(); i += n) {
+    if ((n = utf8_sequence_length(s, i)) == 0) return false;
   }
   return true;
 }

@@ -15,21 +15,27 @@ namespace ringprof {
 
 namespace {
 
-// A streambuf over zlib's gz* API, buffered so each gzwrite gets a large block.
-class GzStreamBuf final : public std::streambuf {
+// A streambuf that hands its 64 KiB buffer to write_block() when full, on
+// sync and at close(): what differs between a plain file and a gzip one is
+// only how a block is written and how the file is let go.
+class BlockStreamBuf : public std::streambuf {
  public:
-  explicit GzStreamBuf(gzFile gz) : gz_(gz), buf_(1 << 16) { setp(buf_.data(), buf_.data() + buf_.size()); }
-  ~GzStreamBuf() override { close(); }
+  BlockStreamBuf() : buf_(1 << 16) { setp(buf_.data(), buf_.data() + buf_.size()); }
 
+  // Writes what is buffered and lets the file go, once; false if any write
+  // (or letting go) failed. Subclasses' destructors call it.
   bool close() {
-    if (!gz_) return ok_;
+    if (released_) return ok_;
     if (!flush_buffer()) ok_ = false;
-    if (gzclose(gz_) != Z_OK) ok_ = false;
-    gz_ = nullptr;
+    if (!release()) ok_ = false;
+    released_ = true;
     return ok_;
   }
 
  protected:
+  virtual bool write_block(const char* p, size_t n) = 0;
+  virtual bool release() = 0;
+
   int_type overflow(int_type ch) override {
     if (!flush_buffer()) return traits_type::eof();
     if (!traits_type::eq_int_type(ch, traits_type::eof())) {
@@ -42,65 +48,52 @@ class GzStreamBuf final : public std::streambuf {
 
  private:
   bool flush_buffer() {
-    const std::ptrdiff_t n = pptr() - pbase();
-    if (n > 0 && gz_) {
-      if (gzwrite(gz_, pbase(), static_cast<unsigned>(n)) != static_cast<int>(n)) ok_ = false;
-    }
+    const size_t n = static_cast<size_t>(pptr() - pbase());
+    if (n > 0 && ok_ && !released_ && !write_block(pbase(), n)) ok_ = false;
     setp(buf_.data(), buf_.data() + buf_.size());
     return ok_;
   }
 
-  gzFile gz_;
   std::vector<char> buf_;
   bool ok_ = true;
+  bool released_ = false;  // the file is let go: nothing more is written
 };
 
-// A buffered streambuf over a file descriptor it owns.
-class FdStreamBuf final : public std::streambuf {
+// zlib's gz* API over the buffer: each gzwrite gets a large block.
+class GzStreamBuf final : public BlockStreamBuf {
  public:
-  explicit FdStreamBuf(int fd) : fd_(fd), buf_(1 << 16) { setp(buf_.data(), buf_.data() + buf_.size()); }
-  ~FdStreamBuf() override { close(); }
-
-  bool close() {
-    if (fd_ < 0) return ok_;
-    if (!flush_buffer()) ok_ = false;
-    if (::close(fd_) != 0) ok_ = false;
-    fd_ = -1;
-    return ok_;
-  }
-
- protected:
-  int_type overflow(int_type ch) override {
-    if (!flush_buffer()) return traits_type::eof();
-    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
-      *pptr() = traits_type::to_char_type(ch);
-      pbump(1);
-    }
-    return traits_type::not_eof(ch);
-  }
-  int sync() override { return flush_buffer() ? 0 : -1; }
+  explicit GzStreamBuf(gzFile gz) : gz_(gz) {}
+  ~GzStreamBuf() override { close(); }
 
  private:
-  bool flush_buffer() {
-    const char* p = pbase();
-    size_t n = static_cast<size_t>(pptr() - pbase());
-    while (n > 0 && fd_ >= 0 && ok_) {
+  bool write_block(const char* p, size_t n) override {
+    return gzwrite(gz_, p, static_cast<unsigned>(n)) == static_cast<int>(n);
+  }
+  bool release() override { return gzclose(gz_) == Z_OK; }
+
+  gzFile gz_;
+};
+
+// A file descriptor it owns.
+class FdStreamBuf final : public BlockStreamBuf {
+ public:
+  explicit FdStreamBuf(int fd) : fd_(fd) {}
+  ~FdStreamBuf() override { close(); }
+
+ private:
+  bool write_block(const char* p, size_t n) override {
+    while (n > 0) {
       const ssize_t w = ::write(fd_, p, n);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        ok_ = false;
-        break;
-      }
+      if (w <= 0) return false;
       p += w;
       n -= static_cast<size_t>(w);
     }
-    setp(buf_.data(), buf_.data() + buf_.size());
-    return ok_;
+    return true;
   }
+  bool release() override { return ::close(fd_) == 0; }
 
   int fd_;
-  std::vector<char> buf_;
-  bool ok_ = true;
 };
 
 // The temporary name the output is written under until it is whole: in the
@@ -117,7 +110,7 @@ std::string temporary_name(const std::string& path) {
 struct OutputFile::Impl {
   std::string path;       // the name the output gets once whole
   std::string temporary;  // where it is written until then ("" for stdout)
-  std::unique_ptr<std::streambuf> buf;
+  std::unique_ptr<BlockStreamBuf> buf;
   std::unique_ptr<std::ostream> stream;
   std::ostream* out = nullptr;
 };
@@ -188,8 +181,7 @@ std::ostream& OutputFile::stream() { return *impl_->out; }
 bool OutputFile::close(std::string* error) {
   if (!impl_->out) return true;
   bool ok = static_cast<bool>(impl_->out->flush());
-  if (auto* gz = dynamic_cast<GzStreamBuf*>(impl_->buf.get())) ok = gz->close() && ok;
-  if (auto* fd = dynamic_cast<FdStreamBuf*>(impl_->buf.get())) ok = fd->close() && ok;
+  if (impl_->buf) ok = impl_->buf->close() && ok;
   impl_->stream.reset();
   impl_->buf.reset();
   impl_->out = nullptr;
