@@ -13,9 +13,10 @@ enum class ClockChoice : uint8_t { Auto = 0, Tsc = 1, Monotonic = 2 };
 
 // How CPU stacks are sampled (docs/sampling.md).
 enum class SamplerChoice : uint8_t {
-  Auto = 0,   // perf_event where allowed, else the timer-signal fallback
-  Perf = 1,   // perf_event only (off when refused)
-  Timer = 2,  // the timer-signal fallback only
+  Auto = 0,        // perf_signal where allowed, else the timer-signal fallback
+  Perf = 1,        // perf_event: the kernel's call chains, frame pointers only (off when refused)
+  Timer = 2,       // the timer-signal fallback only
+  PerfSignal = 3,  // perf_signal only (off when refused)
 };
 
 // The largest RINGPROF_CLOCK_SKEW_NS either way (11.6 days): far past any real
@@ -68,7 +69,7 @@ struct Config {
   // CPU stack sampler.
   uint32_t sample_hz = 99;                   // RINGPROF_SAMPLE_HZ: samples per CPU second per thread; 0 = off
   uint32_t detailed_sample_hz = 999;         // RINGPROF_DETAILED_SAMPLE_HZ: the rate at the detailed level; 0 = sample_hz
-  SamplerChoice sampler = SamplerChoice::Auto;  // RINGPROF_SAMPLER: auto | perf | timer
+  SamplerChoice sampler = SamplerChoice::Auto;  // RINGPROF_SAMPLER: auto | perf_signal | perf | timer
   OpsConfig ops;                             // levels, schedules, crash flush, fork (ringprof/ops.h)
 };
 

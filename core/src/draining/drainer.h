@@ -29,6 +29,7 @@
 #include "recording/clock.h"
 #include "gpu/gpu_collector.h"
 #include "draining/location_registry.h"
+#include "draining/interpreter_names.h"
 #include "operation/ops_hooks.h"
 #include "ringprof/config.h"
 #include "ringprof/internal/ring.h"
@@ -125,7 +126,7 @@ class Drainer : private sampler::SampleVisitor {
   void start_sampler();
   void sample_round(bool final);
   ThreadState& thread_for_tid(uint32_t tid);
-  void on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> frames) override;
+  void on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> words) override;
   void on_lost(uint32_t tid, uint64_t n) override;
   void refresh_sampled_names(uint64_t now_ns);
   // The detail level changed: sampling rate and GPU activity kinds follow.
@@ -144,6 +145,8 @@ class Drainer : private sampler::SampleVisitor {
   std::shared_ptr<const RankInfo> rank_;  // the process's identity as last copied (null: unknown)
   uint32_t rank_seen_ = UINT32_MAX;       // its version
   sampler::StackTable stacks_;
+  InterpreterNames interpreter_names_;
+  std::vector<uint64_t> sample_frames_;  // on_sample's scratch
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;

@@ -105,9 +105,10 @@ void Drainer::refresh_sampled_names(uint64_t now_ns) {
   }
 }
 
-void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> frames) {
+void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> words) {
   ThreadState& t = thread_for_tid(tid);
-  const uint32_t id = stacks_.intern(frames);
+  interpreter_names_.convert(words, locations_, &sample_frames_, kMaxSampleFrames);
+  const uint32_t id = stacks_.intern(sample_frames_);
   if (id == 0) {  // the stack table is full
     ++t.info.samples_lost;
     samples_lost_.fetch_add(1, std::memory_order_relaxed);

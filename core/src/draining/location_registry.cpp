@@ -54,4 +54,21 @@ uint32_t LocationRegistry::for_runtime_name(std::string_view name, const char** 
   return id;
 }
 
+uint32_t LocationRegistry::for_interpreter_frame(const std::string& function, const std::string& file,
+                                                uint32_t line) {
+  std::string key = function;
+  key.push_back('\0');
+  key += file;
+  key.push_back('\0');
+  key += std::to_string(line);
+  if (auto it = by_interpreter_frame_.find(key); it != by_interpreter_frame_.end()) return it->second;
+  if (by_interpreter_frame_.size() >= kMaxDynamicNames) {
+    if (!interpreter_overflow_id_) interpreter_overflow_id_ = add("<too many interpreter frames>", "", "", 0);
+    return interpreter_overflow_id_;
+  }
+  const uint32_t id = add(function, function, file, line);
+  by_interpreter_frame_.emplace(std::move(key), id);
+  return id;
+}
+
 }  // namespace ringprof

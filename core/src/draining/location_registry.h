@@ -41,6 +41,11 @@ class LocationRegistry {
   // registry's life): the crash handler reads names through such pointers.
   uint32_t for_runtime_name(std::string_view name, const char** stable);
 
+  // A frame of interpreted code (a Python function at one line): named by
+  // its function, located by file and line. Past kMaxDynamicNames distinct
+  // ones, all share "<too many interpreter frames>".
+  uint32_t for_interpreter_frame(const std::string& function, const std::string& file, uint32_t line);
+
   const std::vector<Location>& all() const { return locations_; }
 
  private:
@@ -62,7 +67,9 @@ class LocationRegistry {
   std::unordered_map<const void*, uint32_t> by_source_;
   std::unordered_map<const void*, uint32_t> by_static_string_;
   std::unordered_map<std::string, uint32_t> by_runtime_name_;
+  std::unordered_map<std::string, uint32_t> by_interpreter_frame_;  // function \0 file \0 line
   uint32_t overflow_id_ = 0;
+  uint32_t interpreter_overflow_id_ = 0;
 };
 
 }  // namespace ringprof

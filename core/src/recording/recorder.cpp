@@ -28,7 +28,7 @@
 #include "ringprof/rank.h"
 #include "ringprof/recording.h"
 #include "ringprof/sink.h"
-#include "sampler/timer_thread_sampler.h"
+#include "sampler/signal_thread_sampler.h"
 #include "recording/thread_index.h"
 
 namespace ringprof {
@@ -127,7 +127,7 @@ void fork_child() {
   // sampler started by the child begins from an empty table. (The parent's
   // perf_event descriptors stay open, idle, until exec: they watch the
   // parent's threads and nobody here reads them.)
-  sampler::reset_timer_slots_after_fork();
+  sampler::reset_signal_slots_after_fork();
   if (parent_recording) ops::fork_child_policy();  // RINGPROF_FORK=record: own session, own files
 }
 

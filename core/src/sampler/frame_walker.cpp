@@ -23,6 +23,14 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) void load_pair(ui
   out[1] = p[1];
 }
 
+// The same for n bytes.
+__attribute__((no_sanitize("address", "thread", "undefined"))) void load_bytes(uint64_t addr, void* out,
+                                                                               size_t n) noexcept {
+  const volatile unsigned char* p = reinterpret_cast<const volatile unsigned char*>(addr);
+  auto* o = static_cast<unsigned char*>(out);
+  for (size_t i = 0; i < n; ++i) o[i] = p[i];
+}
+
 // syscall() is variadic and reads every argument as a full register: pass
 // unsigned long counts, never int literals whose upper halves are undefined.
 long read_self(int pid, iovec* local, iovec* remote, unsigned long remote_count) noexcept {
@@ -74,6 +82,23 @@ bool StackReader::read_pair(uint64_t addr, uint64_t out[2]) noexcept {
     if (addr + 16 > base_ + len_) return false;
   }
   std::memcpy(out, buf_ + (addr - base_), 16);
+  return true;
+}
+
+bool StackReader::read(uint64_t addr, void* out, size_t n) noexcept {
+  if (n == 0) return true;
+  if (n > kPageBytes || addr >= kUserTop - n) return false;
+  if (mode_ == Mode::Mincore) {
+    const uint64_t first = addr & ~uint64_t{kPageBytes - 1}, last = (addr + n - 1) & ~uint64_t{kPageBytes - 1};
+    if (!page_mapped(first) || (last != first && !page_mapped(last))) return false;
+    load_bytes(addr, out, n);
+    return true;
+  }
+  if (len_ == 0 || addr < base_ || addr + n > base_ + len_) {
+    if (!fill(addr & ~uint64_t{kPageBytes - 1})) return false;
+    if (addr + n > base_ + len_) return false;
+  }
+  std::memcpy(out, buf_ + (addr - base_), n);
   return true;
 }
 

@@ -38,6 +38,10 @@ class StackReader {
   // Reads the two words at addr (8-byte aligned). False when any byte of
   // [addr, addr + 16) is not readable.
   bool read_pair(uint64_t addr, uint64_t out[2]) noexcept;
+  // Reads n bytes (n <= kPageBytes) at any address; false when any byte of
+  // [addr, addr + n) is not readable.
+  bool read(uint64_t addr, void* out, size_t n) noexcept;
+  bool read_word(uint64_t addr, uint64_t* out) noexcept { return read(addr, out, sizeof *out); }
 
   // Which mode works in this process: process_vm_readv unless refused.
   static Mode probe_mode() noexcept;

@@ -10,7 +10,7 @@
 
 #include "sampler/perf_thread_event.h"
 #include "sampler/thread_list.h"
-#include "sampler/timer_thread_sampler.h"
+#include "sampler/signal_thread_sampler.h"
 
 namespace ringprof::sampler {
 
@@ -46,26 +46,45 @@ Sampler::Sampler(uint32_t hz, SamplerChoice choice) : hz_(hz), self_tid_(current
     return;
   }
   std::string perf_refusal;
-  if (choice != SamplerChoice::Timer) {
+  std::string why;
+  if (choice == SamplerChoice::Auto || choice == SamplerChoice::PerfSignal) {
+    signo_ = ensure_sample_signal(&why);
+    const int err = signo_ ? probe_perf_clock(hz, signo_) : 0;
+    if (signo_ && err == 0) {
+      reader_mode_ = StackReader::probe_mode();
+      mechanism_ = Mechanism::PerfSignal;
+      state_.mechanism = "perf_signal";
+      state_.detail = choice == SamplerChoice::PerfSignal
+                          ? "forced by RINGPROF_SAMPLER=perf_signal"
+                          : "perf_event_open: task clock signalling the thread; unwound in-process";
+      state_.hz = hz;
+      unwind_.refresh();
+      return;
+    }
+    perf_refusal = signo_ ? "perf_event_open refused: " + errno_name(err) : why;
+    const std::string level = paranoid_level();
+    if (signo_ && !level.empty()) perf_refusal += " (perf_event_paranoid=" + level + ")";
+    if (choice == SamplerChoice::PerfSignal) {
+      go_off(perf_refusal + "; RINGPROF_SAMPLER=perf_signal allows no fallback, sampling is off", true);
+      return;
+    }
+  }
+  if (choice == SamplerChoice::Perf) {
     const int err = probe_perf_event(hz);
     if (err == 0) {
       mechanism_ = Mechanism::Perf;
       state_.mechanism = "perf_event";
-      state_.detail = choice == SamplerChoice::Perf ? "forced by RINGPROF_SAMPLER=perf"
-                                                    : "perf_event_open: task clock, user call chains";
+      state_.detail = "forced by RINGPROF_SAMPLER=perf: kernel call chains (frame pointers only)";
       state_.hz = hz;
       return;
     }
     perf_refusal = "perf_event_open refused: " + errno_name(err);
     const std::string level = paranoid_level();
     if (!level.empty()) perf_refusal += " (perf_event_paranoid=" + level + ")";
-    if (choice == SamplerChoice::Perf) {
-      go_off(perf_refusal + "; RINGPROF_SAMPLER=perf allows no fallback, sampling is off", true);
-      return;
-    }
+    go_off(perf_refusal + "; RINGPROF_SAMPLER=perf allows no fallback, sampling is off", true);
+    return;
   }
-  std::string why;
-  signo_ = ensure_sample_signal(&why);
+  if (!signo_) signo_ = ensure_sample_signal(&why);
   if (!signo_) {
     go_off((perf_refusal.empty() ? std::string() : perf_refusal + ", and ") + why + "; sampling is off", true);
     return;
@@ -74,6 +93,7 @@ Sampler::Sampler(uint32_t hz, SamplerChoice choice) : hz_(hz), self_tid_(current
   mechanism_ = Mechanism::Timer;
   state_.mechanism = "timer_signal";
   state_.hz = hz;
+  unwind_.refresh();
   if (choice == SamplerChoice::Timer) {
     state_.detail = "forced by RINGPROF_SAMPLER=timer";
   } else {
@@ -117,7 +137,9 @@ bool Sampler::watch(uint32_t tid) {
       return true;
     }
   } else {
-    auto t = TimerThreadSampler::open(tid, hz_, signo_, reader_mode_, &err);
+    const auto clock =
+        mechanism_ == Mechanism::PerfSignal ? SignalThreadSampler::Clock::Perf : SignalThreadSampler::Clock::Timer;
+    auto t = SignalThreadSampler::open(tid, hz_, signo_, clock, reader_mode_, &err);
     if (t) {
       if (paused_) t->set_hz(0);
       timers_.emplace(tid, std::move(t));
@@ -160,11 +182,12 @@ void Sampler::upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<
   if (mechanism_ == Mechanism::Off || stopped_) return;
   if (!force && now_ns < next_scan_ns_) return;
   next_scan_ns_ = now_ns + kScanIntervalNs;
-  if (mechanism_ == Mechanism::Timer && !sample_signal_intact(signo_)) {
+  if (mechanism_ != Mechanism::Perf) unwind_.refresh();
+  if (mechanism_ != Mechanism::Perf && !sample_signal_intact(signo_)) {
     // The application took the signal over: our timers must stop at once.
     stop(v);
     go_off("the application installed its own handler for signal " + std::to_string(signo_) +
-               ", used by the timer-signal sampler; sampling stopped",
+               ", used by the signal sampler; sampling stopped",
            true);
     ++state_.version;
     return;

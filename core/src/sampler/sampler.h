@@ -1,16 +1,18 @@
 // The CPU stack sampler: picks a mechanism, keeps every thread of the process
 // covered, and hands samples to the drainer. Lives on the drainer thread.
 //
-// Mechanisms, in order of preference:
-//   perf_event     one perf_event_open task-clock event per thread with a
-//                  fixed period of 1e9/hz ns of the thread's CPU time and the
-//                  user call chain; the kernel writes samples into a small
-//                  mmap ring per thread that only the drainer reads. The
-//                  application runs no code of ours per sample.
+// Mechanisms:
+//   perf_signal    (default) one perf_event_open task-clock counter per
+//                  thread with a period of 1e9/hz ns of the thread's CPU time,
+//                  whose overflows signal the thread; the handler unwinds
+//                  there (.eh_frame, frame pointers, interpreter frames) into
+//                  a per-thread sample ring (signal_thread_sampler.h).
 //   timer_signal   where perf_event_open is refused (perf_event_paranoid,
-//                  seccomp, containers) or RINGPROF_SAMPLER=timer: a per-thread
-//                  CPU-time timer and a signal handler that walks frame
-//                  pointers into a per-thread sample ring.
+//                  seccomp, containers) or RINGPROF_SAMPLER=timer: the same
+//                  handler, sent by a per-thread CPU-time timer.
+//   perf_event     RINGPROF_SAMPLER=perf: the kernel's user call chains
+//                  (frame pointers only) into a small mmap ring per thread;
+//                  the application runs no code of ours per sample.
 //   off            RINGPROF_SAMPLE_HZ=0, or nothing works (one warning).
 //
 // Coverage: the drainer calls watch() for the thread of every new event ring,
@@ -31,11 +33,12 @@
 #include "ringprof/sink.h"
 #include "sampler/frame_walker.h"
 #include "sampler/sample_visitor.h"
+#include "sampler/unwind_index.h"
 
 namespace ringprof::sampler {
 
 class PerfThreadEvent;
-class TimerThreadSampler;
+class SignalThreadSampler;
 
 class Sampler {
  public:
@@ -74,7 +77,7 @@ class Sampler {
   uint64_t taken() const noexcept;
 
  private:
-  enum class Mechanism : uint8_t { Off, Perf, Timer };
+  enum class Mechanism : uint8_t { Off, Perf, PerfSignal, Timer };
   void go_off(const std::string& why, bool warn);
   void warn_thread_failure(uint32_t tid, int err);
   void close_thread(uint32_t tid, SampleVisitor& v);
@@ -92,9 +95,10 @@ class Sampler {
   uint64_t taken_closed_ = 0;  // by threads no longer covered (timer mode)
   uint64_t taken_perf_ = 0;    // perf mode: records read plus losses the kernel reported
   std::unordered_map<uint32_t, std::unique_ptr<PerfThreadEvent>> perf_;
-  std::unordered_map<uint32_t, std::unique_ptr<TimerThreadSampler>> timers_;
+  std::unordered_map<uint32_t, std::unique_ptr<SignalThreadSampler>> timers_;
   std::unordered_set<uint32_t> failed_;  // tids that could not be covered: not retried
   std::vector<unsigned char> scratch_;
+  UnwindIndex unwind_;  // the signal mechanisms' view of the loaded objects' unwind tables
 };
 
 // Human text for an errno: "EACCES", or the number.

@@ -1,27 +1,48 @@
-#include "sampler/timer_thread_sampler.h"
+#include "sampler/signal_thread_sampler.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <new>
 
 #include "ringprof/event.h"
 #include "ringprof/recording.h"
+#include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/internal/ring.h"
+#include "sampler/stack_unwinder.h"
 
 namespace ringprof::sampler {
 
 namespace {
 
 constexpr uint32_t kSlots = 4096;            // threads armed at once, at most
-constexpr uint32_t kRingEvents = 1024;       // 32 KiB per thread: ~30 deepest samples
-constexpr uint32_t kMaxRecordSlots = 1 + sample_frame_slots(kMaxSampleFrames);
+constexpr uint32_t kRingEvents = 1024;       // 32 KiB per thread: ~15 deepest samples
+constexpr uint32_t kMaxRecordSlots = 1 + sample_frame_slots(kMaxSampleWords);
+constexpr size_t kMaxInterpFrames = kMaxSampleFrames;
+// Perf descriptors that signal: the slot key for each, by descriptor number
+// (the signal carries si_fd). A thread whose descriptor is above this is not
+// sampled (EMFILE). Untouched pages of this table cost nothing.
+constexpr int kMaxPerfFd = 1 << 16;
+std::atomic<uint64_t> g_fd_keys[kMaxPerfFd];
+
+// What the handler needs besides the ring, allocated by the drainer.
+struct Scratch {
+  unsigned char stack_window[StackReader::kWindowBytes];
+  unsigned char interp_window[StackReader::kWindowBytes];
+  uint64_t words[kMaxSampleWords];
+  internal::CapturedFrame interp[kMaxInterpFrames];
+  RuleCache rules;
+};
 
 struct alignas(64) Slot {
   std::atomic<uint64_t> key{0};    // (generation << 32) | (index + 1) while armed; 0 otherwise
@@ -33,31 +54,44 @@ struct alignas(64) Slot {
   int pid = 0;
   StackReader::Mode mode = StackReader::Mode::ProcessVmReadv;
   Ring* ring = nullptr;
-  unsigned char* window = nullptr;  // StackReader::kWindowBytes
-  uint64_t* frames = nullptr;       // kMaxSampleFrames
-  bool owned = false;               // drainer-only: the slot belongs to a TimerThreadSampler
+  Scratch* scratch = nullptr;
+  bool owned = false;               // drainer-only: the slot belongs to a SignalThreadSampler
 };
 
 Slot g_slots[kSlots];
 std::atomic<uint32_t> g_generation{0};
 std::atomic<int> g_signo{0};
 
-void take_sample(Slot& s, const siginfo_t* si, void* ctx) noexcept {
+bool read_interp(void* self, uint64_t addr, void* out, size_t n) noexcept {
+  return static_cast<StackReader*>(self)->read(addr, out, n);
+}
+
+void take_sample(Slot& s, uint64_t overrun, void* ctx) noexcept {
   // CPU-time timers expire on the scheduler tick: when more than one period
   // passed, one signal comes with the others as overruns. They count as taken
   // and lost, so the accounting shows a rate above CONFIG_HZ is not reached.
-  const uint64_t overrun = si->si_overrun > 0 ? static_cast<uint64_t>(si->si_overrun) : 0;
   if (overrun) s.missed.store(s.missed.load(std::memory_order_relaxed) + overrun, std::memory_order_relaxed);
   s.taken.store(s.taken.load(std::memory_order_relaxed) + 1 + overrun, std::memory_order_relaxed);
   Ring* r = s.ring;
-  uint64_t pos;
-  if (!Ring::claim(r, kMaxRecordSlots, &pos)) return;  // full: the ring counts the drop (never grown)
+  Scratch& x = *s.scratch;
   const auto* uc = static_cast<const ucontext_t*>(ctx);
-  const uint64_t ip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
-  const uint64_t fp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RBP]);
-  const uint64_t sp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RSP]);
-  StackReader reader(s.pid, s.window, s.mode);
-  const size_t n = walk_frame_pointers(ip, fp, sp, s.frames, kMaxSampleFrames, reader);
+  UnwindInput in;
+  in.pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  in.fp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RBP]);
+  in.sp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RSP]);
+  if (const internal::InterpreterFrameHooks* h = internal::interpreter_frame_hooks(); h && h->capture) {
+    StackReader interp_reader(s.pid, x.interp_window, s.mode);
+    internal::MemoryReader mem{read_interp, &interp_reader};
+    in.interp = x.interp;
+    in.interp_count = h->capture(mem, x.interp, kMaxInterpFrames);
+    in.eval_begin = h->eval_begin;
+    in.eval_end = h->eval_end;
+  }
+  StackReader reader(s.pid, x.stack_window, s.mode);
+  const size_t n = unwind_stack(in, reader, &x.rules, x.words, kMaxSampleWords).words;
+  const uint32_t slots = sample_frame_slots(n);
+  uint64_t pos;
+  if (!Ring::claim(r, 1 + slots, &pos)) return;  // full: the ring counts the drop (never grown)
   Event* e = r->slot_at(pos);
   e->ts = internal::monotonic_ns();
   e->kind = EventKind::Sample;
@@ -66,25 +100,31 @@ void take_sample(Slot& s, const siginfo_t* si, void* ctx) noexcept {
   e->loc = 0;
   e->p0 = 0;
   e->p1 = 0;
-  const uint32_t slots = sample_frame_slots(n);
   for (uint32_t k = 0; k < slots; ++k) {
     const size_t first = size_t{k} * 4, count = n - first < 4 ? n - first : 4;
-    std::memcpy(r->slot_at(pos + 1 + k), s.frames + first, count * sizeof(uint64_t));
+    std::memcpy(r->slot_at(pos + 1 + k), x.words + first, count * sizeof(uint64_t));
   }
   r->publish(pos + 1 + slots);
 }
 
+void enter_slot(uint64_t key, uint64_t overrun, void* ctx) noexcept {
+  const uint64_t index = (key & 0xffffffffu) - 1;
+  if (key == 0 || index >= kSlots) return;
+  Slot& s = g_slots[index];
+  s.busy.fetch_add(1, std::memory_order_seq_cst);
+  if (s.key.load(std::memory_order_seq_cst) == key && s.tid == static_cast<uint32_t>(syscall(SYS_gettid)))
+    take_sample(s, overrun, ctx);
+  s.busy.fetch_sub(1, std::memory_order_release);
+}
+
 void on_signal(int, siginfo_t* si, void* ctx) {
   const int saved = errno;
-  if (si && si->si_code == SI_TIMER && ctx) {
-    const auto key = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(si->si_value.sival_ptr));
-    const uint64_t index = (key & 0xffffffffu) - 1;
-    if (index < kSlots) {
-      Slot& s = g_slots[index];
-      s.busy.fetch_add(1, std::memory_order_seq_cst);
-      if (s.key.load(std::memory_order_seq_cst) == key && s.tid == static_cast<uint32_t>(syscall(SYS_gettid)))
-        take_sample(s, si, ctx);
-      s.busy.fetch_sub(1, std::memory_order_release);
+  if (si && ctx) {
+    if (si->si_code == SI_TIMER) {
+      const auto key = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(si->si_value.sival_ptr));
+      enter_slot(key, si->si_overrun > 0 ? static_cast<uint64_t>(si->si_overrun) : 0, ctx);
+    } else if (si->si_code == POLL_IN && si->si_fd >= 0 && si->si_fd < kMaxPerfFd) {
+      enter_slot(g_fd_keys[si->si_fd].load(std::memory_order_acquire), 0, ctx);
     }
   }
   errno = saved;
@@ -129,8 +169,50 @@ int ensure_sample_signal(std::string* why) {
   return 0;
 }
 
-std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint32_t hz, int signo,
-                                                             StackReader::Mode mode, int* err) {
+namespace {
+
+uint64_t period_ns(uint32_t hz) { return std::max<uint64_t>(1000000000ull / std::max<uint32_t>(hz, 1), 10000); }
+
+// A task-clock counter of `tid` with no ring whose overflows signal `tid`.
+int open_perf_clock(uint32_t tid, uint32_t hz, int signo, int* err) {
+  perf_event_attr a;
+  std::memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_TASK_CLOCK;  // the thread's own CPU time
+  a.sample_period = period_ns(hz);
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  a.disabled = 1;  // enabled once the signal is routed
+  // syscall() reads full registers: every argument as a long.
+  const int fd = static_cast<int>(syscall(SYS_perf_event_open, &a, static_cast<long>(tid), -1l, -1l,
+                                          static_cast<unsigned long>(PERF_FLAG_FD_CLOEXEC)));
+  if (fd < 0) {
+    *err = errno;
+    return -1;
+  }
+  f_owner_ex owner{F_OWNER_TID, static_cast<pid_t>(tid)};
+  if (fcntl(fd, F_SETSIG, signo) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
+      fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0) {
+    *err = errno;
+    close(fd);
+    return -1;
+  }
+  *err = 0;
+  return fd;
+}
+
+}  // namespace
+
+int probe_perf_clock(uint32_t hz, int signo) {
+  int err = 0;
+  const int fd = open_perf_clock(static_cast<uint32_t>(syscall(SYS_gettid)), hz, signo, &err);
+  if (fd >= 0) close(fd);
+  return err;
+}
+
+std::unique_ptr<SignalThreadSampler> SignalThreadSampler::open(uint32_t tid, uint32_t hz, int signo, Clock clock,
+                                                               StackReader::Mode mode, int* err) {
   uint32_t index = kSlots;
   for (uint32_t i = 0; i < kSlots; ++i) {
     if (!g_slots[i].owned && g_slots[i].busy.load(std::memory_order_acquire) == 0) {
@@ -144,16 +226,14 @@ std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint3
   }
   Slot& s = g_slots[index];
   Ring* ring = Ring::create(kRingEvents, tid);
-  auto* window = new (std::nothrow) unsigned char[StackReader::kWindowBytes];
-  auto* frames = new (std::nothrow) uint64_t[kMaxSampleFrames];
-  std::unique_ptr<TimerThreadSampler> t(new (std::nothrow) TimerThreadSampler());
-  if (!ring || !window || !frames || !t) {
+  auto* scratch = new (std::nothrow) Scratch();
+  std::unique_ptr<SignalThreadSampler> t(new (std::nothrow) SignalThreadSampler());
+  if (!ring || !scratch || !t) {
     if (ring) {
       Ring::release(ring);
       Ring::release(ring);
     }
-    delete[] window;
-    delete[] frames;
+    delete scratch;
     *err = ENOMEM;
     return nullptr;
   }
@@ -162,8 +242,7 @@ std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint3
   s.pid = static_cast<int>(getpid());
   s.mode = mode;
   s.ring = ring;
-  s.window = window;
-  s.frames = frames;
+  s.scratch = scratch;
   s.taken.store(0, std::memory_order_relaxed);
   s.missed.store(0, std::memory_order_relaxed);
   const uint64_t gen = g_generation.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -172,7 +251,25 @@ std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint3
   t->tid_ = tid;
   t->slot_ = index;
   t->has_slot_ = true;
+  t->clock_ = clock;
 
+  if (clock == Clock::Perf) {
+    const int fd = open_perf_clock(tid, hz ? hz : 1, signo, err);
+    if (fd < 0) return nullptr;  // t's destructor frees the slot
+    t->fd_ = fd;
+    if (fd >= kMaxPerfFd) {
+      *err = EMFILE;
+      return nullptr;
+    }
+    g_fd_keys[fd].store(key, std::memory_order_seq_cst);
+    t->armed_ = true;
+    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+      *err = errno;
+      return nullptr;
+    }
+    *err = 0;
+    return t;
+  }
   sigevent sev;
   std::memset(&sev, 0, sizeof sev);
   sev.sigev_notify = SIGEV_THREAD_ID;
@@ -180,10 +277,10 @@ std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint3
   sev.sigev_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(key));
   sev._sigev_un._tid = static_cast<pid_t>(tid);
   // The per-thread CPU-time clock of `tid`: CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED.
-  const auto clock = static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 6u);
-  if (timer_create(clock, &sev, &t->timer_) != 0) {
+  const auto cpu_clock = static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 6u);
+  if (timer_create(cpu_clock, &sev, &t->timer_) != 0) {
     *err = errno;
-    return nullptr;  // t's destructor frees the slot
+    return nullptr;
   }
   t->armed_ = true;
   if (!t->set_hz(hz ? hz : 1)) {
@@ -194,10 +291,15 @@ std::unique_ptr<TimerThreadSampler> TimerThreadSampler::open(uint32_t tid, uint3
   return t;
 }
 
-bool TimerThreadSampler::set_hz(uint32_t hz) {
+bool SignalThreadSampler::set_hz(uint32_t hz) {
   if (!armed_) {
     errno = EINVAL;
     return false;
+  }
+  if (clock_ == Clock::Perf) {
+    if (hz == 0) return ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) == 0;
+    uint64_t period = period_ns(hz);
+    return ioctl(fd_, PERF_EVENT_IOC_PERIOD, &period) == 0 && ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0) == 0;
   }
   const uint64_t period = hz ? 1000000000ull / hz : 0;  // all zero: stopped
   itimerspec its;
@@ -207,13 +309,16 @@ bool TimerThreadSampler::set_hz(uint32_t hz) {
   return timer_settime(timer_, 0, &its, nullptr) == 0;
 }
 
-void TimerThreadSampler::disarm() {
+void SignalThreadSampler::disarm() {
   Slot& s = g_slots[slot_];
   s.key.store(0, std::memory_order_seq_cst);
-  if (armed_) {
-    timer_delete(timer_);
-    armed_ = false;
+  if (fd_ >= 0) {
+    if (fd_ < kMaxPerfFd) g_fd_keys[fd_].store(0, std::memory_order_seq_cst);
+    close(fd_);
+    fd_ = -1;
   }
+  if (armed_ && clock_ == Clock::Timer) timer_delete(timer_);
+  armed_ = false;
   // A handler that got in before the key was cleared finishes in
   // microseconds; one stopped in a debugger might not: then leak its memory
   // rather than free it under it.
@@ -226,7 +331,7 @@ void TimerThreadSampler::disarm() {
   }
 }
 
-TimerThreadSampler::~TimerThreadSampler() {
+SignalThreadSampler::~SignalThreadSampler() {
   if (!has_slot_) return;
   Slot& s = g_slots[slot_];
   disarm();
@@ -235,37 +340,35 @@ TimerThreadSampler::~TimerThreadSampler() {
     Ring::release(s.ring);  // the ring starts with two references; we hold both
     Ring::release(s.ring);
   }
-  delete[] s.window;
-  delete[] s.frames;
+  delete s.scratch;
   s.ring = nullptr;
-  s.window = nullptr;
-  s.frames = nullptr;
+  s.scratch = nullptr;
   s.owned = false;
 }
 
-uint64_t TimerThreadSampler::taken() const noexcept {
+uint64_t SignalThreadSampler::taken() const noexcept {
   return g_slots[slot_].taken.load(std::memory_order_relaxed);
 }
 
-void TimerThreadSampler::read(SampleVisitor& v) {
+void SignalThreadSampler::read(SampleVisitor& v) {
   Ring* r = g_slots[slot_].ring;
   if (!r) return;
   uint64_t ready = r->readable();
   uint64_t i = 0;
   while (i < ready) {
     const Event& e = r->peek(i);
-    const size_t n = e.extra <= kMaxSampleFrames ? e.extra : kMaxSampleFrames;
+    const size_t n = e.extra <= kMaxSampleWords ? e.extra : kMaxSampleWords;
     const uint32_t slots = sample_frame_slots(e.extra);
     if (i + 1 + slots > ready) break;  // cannot happen: records are published whole
     for (uint32_t k = 0; k < slots; ++k) {
       const size_t first = size_t{k} * 4;
       if (first >= n) break;
       const size_t count = n - first < 4 ? n - first : 4;
-      std::memcpy(frames_ + first, &r->peek(i + 1 + k), count * sizeof(uint64_t));
+      std::memcpy(words_ + first, &r->peek(i + 1 + k), count * sizeof(uint64_t));
     }
     const uint64_t ts = e.ts;
     i += 1 + slots;
-    v.on_sample(tid_, ts, std::span<const uint64_t>(frames_, n));
+    v.on_sample(tid_, ts, std::span<const uint64_t>(words_, n));
   }
   r->consume(i);
   const uint64_t d = r->dropped() + g_slots[slot_].missed.load(std::memory_order_relaxed);
@@ -275,16 +378,17 @@ void TimerThreadSampler::read(SampleVisitor& v) {
   }
 }
 
-void reset_timer_slots_after_fork() noexcept {
+void reset_signal_slots_after_fork() noexcept {
   for (Slot& s : g_slots) {
     if (!s.owned && s.key.load(std::memory_order_relaxed) == 0) continue;  // leave untouched pages untouched
     s.key.store(0, std::memory_order_relaxed);
     s.busy.store(0, std::memory_order_relaxed);
     s.owned = false;
     s.ring = nullptr;
-    s.window = nullptr;
-    s.frames = nullptr;
+    s.scratch = nullptr;
   }
+  for (auto& k : g_fd_keys)
+    if (k.load(std::memory_order_relaxed)) k.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace ringprof::sampler

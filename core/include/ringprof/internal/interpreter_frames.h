@@ -1,0 +1,79 @@
+// Interpreter frames in CPU samples: the seam between the sampler (which
+// knows nothing of any interpreter) and code compiled against an
+// interpreter's own headers (the Python package registers CPython's).
+//
+// How a sample gets them:
+//   1. The sample signal lands on a thread. The handler unwinds the native
+//      stack, then calls `capture`, which reads this thread's interpreter
+//      frames (innermost first) through the guarded reader it is given. It
+//      runs inside a signal handler: no allocation, no lock, no call into
+//      the interpreter, every read through `mem` (a frame may be half built).
+//   2. The handler merges them into the native stack: each native frame whose
+//      address lies in [eval_begin, eval_end) (one run of the interpreter's
+//      evaluation loop) is replaced by the group of interpreter frames that run
+//      was evaluating (the frames up to and including the next one marked
+//      `entry`). Groups left over go above the last native frame.
+//   3. The drainer turns each (code, check, instr) into a location (function,
+//      file, line) with `describe`, cached, and stores the location in the
+//      stack (see kInterpreterFrameTag), so a file names each frame once.
+//
+// Code objects die and their addresses are reused: `check` is a fingerprint
+// of the code object read at sample time (for CPython: its name, file and
+// first line objects); `describe` reads the object again and must refuse when
+// the fingerprint no longer matches, and the frame is then named
+// "<unknown interpreter frame>" rather than after whatever lives there now.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ringprof::internal {
+
+// Guarded reads of this process's memory (process_vm_readv, so an unmapped
+// address fails instead of faulting). Async-signal-safe.
+struct MemoryReader {
+  bool (*read_fn)(void* self, uint64_t addr, void* out, size_t n) noexcept = nullptr;
+  void* self = nullptr;
+  bool read(uint64_t addr, void* out, size_t n) const noexcept { return read_fn(self, addr, out, n); }
+  template <class T>
+  bool read(uint64_t addr, T* out) const noexcept {
+    return read_fn(self, addr, out, sizeof(T));
+  }
+};
+
+struct CapturedFrame {
+  uint64_t code = 0;    // the code object's address (non-zero, below 2^56)
+  uint32_t check = 0;   // fingerprint of the code object at sample time
+  uint32_t instr = 0;   // instruction offset in the code object (bytes), for the line
+  bool entry = false;   // the outermost frame of one run of the evaluation loop
+};
+
+struct FrameName {
+  std::string function;  // qualified name ("Model.forward")
+  std::string file;      // source file as the interpreter knows it
+  uint32_t line = 0;     // 0 when unknown
+};
+
+struct InterpreterFrameHooks {
+  const char* name = "";    // "CPython 3.11", stated in warnings and docs
+  uint64_t eval_begin = 0;  // native address range of the evaluation loop
+  uint64_t eval_end = 0;
+  // Signal handler, on the sampled thread: its frames, innermost first.
+  size_t (*capture)(const MemoryReader& mem, CapturedFrame* out, size_t max) noexcept = nullptr;
+  // Drainer thread: names a captured frame; false when the code object is
+  // gone or no longer the one sampled.
+  bool (*describe)(const MemoryReader& mem, const CapturedFrame& frame, FrameName* out) = nullptr;
+};
+
+// Registers the hooks (the object must live for the rest of the process), or
+// unregisters with nullptr. Takes effect at the next sample.
+void set_interpreter_frame_hooks(const InterpreterFrameHooks* hooks) noexcept;
+const InterpreterFrameHooks* interpreter_frame_hooks() noexcept;
+
+// In a stack as stored (StackTrace::frames), a frame with this bit set is not
+// an address but kInterpreterFrameTag | location id: an interpreter frame
+// named by the batch's locations. No user-space address has bit 63 set.
+inline constexpr uint64_t kInterpreterFrameTag = 1ull << 63;
+
+}  // namespace ringprof::internal
