@@ -2,9 +2,10 @@
 //
 // BM_CpuWork/<mode>: a CPU-bound workload (a dependency chain of multiplies,
 //   about 2 ms per iteration) on the benchmark thread while recording is on
-//   with sampling off, at 99 Hz through perf_event, and at 99 Hz through the
-//   timer-signal fallback, and off again (mode 3: the noise floor of the
-//   ratio). Run with --benchmark_enable_random_interleaving so the modes
+//   with sampling off, at 99 Hz through perf_event (kernel call chains), at
+//   99 Hz through the timer-signal fallback, off again (mode 3: the noise
+//   floor of the ratio), and at 99 Hz through perf_signal (mode 4: the
+//   default, unwinding in the handler). Run with --benchmark_enable_random_interleaving so the modes
 //   see the same machine. The time is the benchmark thread's own CPU time,
 //   which includes what the kernel and our signal handler spend on it per
 //   sample. Ratios against sampling off, in the same run, are the slowdown.
@@ -50,7 +51,8 @@ void BM_CpuWork(benchmark::State& state) {
   const auto mode = state.range(0);
   const ringprof::Config c = mode == 0 || mode == 3 ? config(0, ringprof::SamplerChoice::Auto)
                              : mode == 1 ? config(99, ringprof::SamplerChoice::Perf)
-                                         : config(99, ringprof::SamplerChoice::Timer);
+                             : mode == 2 ? config(99, ringprof::SamplerChoice::Timer)
+                                         : config(99, ringprof::SamplerChoice::PerfSignal);
   ringprof::start(c, std::make_shared<DiscardSink>());
   for (auto _ : state) benchmark::DoNotOptimize(work(1 << 20));
   ringprof::stop();
@@ -59,7 +61,7 @@ void BM_CpuWork(benchmark::State& state) {
   state.counters["samples_per_iter"] = static_cast<double>(ringprof::recorder_stats().samples_taken) /
                                        static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_CpuWork)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->ArgName("off0_perf1_timer2");
+BENCHMARK(BM_CpuWork)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Arg(4)->ArgName("off0_perf1_timer2_signal4");
 
 // CPU time of the drainer thread so far (ns), from schedstat.
 uint64_t drainer_cpu_ns() {
@@ -134,12 +136,14 @@ BENCHMARK(BM_DrainerAt99Hz)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 const bool registered = [] {
   using ringprof::bench::register_ratio;
-  register_ratio({"CPU work, sampling 99 Hz perf_event / off", "BM_CpuWork/off0_perf1_timer2:1",
-                  "BM_CpuWork/off0_perf1_timer2:0", 1.005});
-  register_ratio({"CPU work, sampling 99 Hz timer signal / off", "BM_CpuWork/off0_perf1_timer2:2",
-                  "BM_CpuWork/off0_perf1_timer2:0", 1.005});
-  register_ratio({"CPU work, sampling off / off (noise floor)", "BM_CpuWork/off0_perf1_timer2:3",
-                  "BM_CpuWork/off0_perf1_timer2:0", 0});
+  register_ratio({"CPU work, sampling 99 Hz perf_event / off", "BM_CpuWork/off0_perf1_timer2_signal4:1",
+                  "BM_CpuWork/off0_perf1_timer2_signal4:0", 1.005});
+  register_ratio({"CPU work, sampling 99 Hz timer signal / off", "BM_CpuWork/off0_perf1_timer2_signal4:2",
+                  "BM_CpuWork/off0_perf1_timer2_signal4:0", 1.005});
+  register_ratio({"CPU work, sampling 99 Hz perf_signal (in-process unwind) / off",
+                  "BM_CpuWork/off0_perf1_timer2_signal4:4", "BM_CpuWork/off0_perf1_timer2_signal4:0", 1.005});
+  register_ratio({"CPU work, sampling off / off (noise floor)", "BM_CpuWork/off0_perf1_timer2_signal4:3",
+                  "BM_CpuWork/off0_perf1_timer2_signal4:0", 0});
   return true;
 }();
 

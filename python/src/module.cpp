@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "py_frames.h"
 #include "py_names.h"
 #include "py_record.h"
 #include "py_settings.h"
@@ -67,11 +68,44 @@ py::dict stats_dict() {
   return d;
 }
 
+// Test only (tests/python/test_frames.py): the calling thread's frames as the
+// sampler captures them, innermost first, named as the drainer names them:
+// (function, file, line, entry), or raw (code, check, instr, entry).
+py::list capture_python_frames(bool raw) {
+  py::list out;
+  for (const auto& f : python::capture_frames_for_test()) {
+    if (raw) {
+      out.append(py::make_tuple(f.code, f.check, f.instr, f.entry));
+      continue;
+    }
+    internal::FrameName n;
+    if (!python::describe_frame_for_test(f, &n)) n.function = "<unknown interpreter frame>";
+    out.append(py::make_tuple(n.function, n.file, n.line, f.entry));
+  }
+  return out;
+}
+
+// Test only: one raw frame named, or None where describe refuses it.
+py::object describe_python_frame(uint64_t code, uint32_t check, uint32_t instr) {
+  internal::CapturedFrame f;
+  f.code = code;
+  f.check = check;
+  f.instr = instr;
+  internal::FrameName n;
+  if (!python::describe_frame_for_test(f, &n)) return py::none();
+  return py::make_tuple(n.function, n.file, n.line);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_ringprof, m) {
   m.doc() = "ringprof's native recording API; import ringprof instead.";
   if (!python::add_record_api(m.ptr())) throw py::error_already_set();
+  // Python frames in CPU samples (py_frames.h): said once, at import, where
+  // this interpreter's frames cannot be read.
+  if (std::string why; !python::register_python_frame_hooks(&why)) {
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, ("ringprof: " + why).c_str(), 1) < 0) throw py::error_already_set();
+  }
 
   m.def("_start", &py_start, py::arg("settings"));
   m.def("stop", [] {
@@ -160,6 +194,8 @@ PYBIND11_MODULE(_ringprof, m) {
     if (!got) return std::nullopt;
     return id;
   });
+  m.def("_capture_python_frames", &capture_python_frames, py::arg("raw") = false);
+  m.def("_describe_python_frame", &describe_python_frame);
   m.def("_windows_close", &python::windows_close);
   m.def("_windows_reopen", &python::windows_reopen);
 }

@@ -126,17 +126,21 @@ Config sampling_config(SamplerChoice choice, uint32_t hz) {
 
 // CPU-time timers expire on the scheduler tick (CONFIG_HZ, often 250), so the
 // fallback cannot go faster; it gets more CPU time for as many samples.
-uint32_t test_hz(SamplerChoice c) { return c == SamplerChoice::Perf ? 1000 : 250; }
-uint64_t share_test_cpu_ns(SamplerChoice c) { return c == SamplerChoice::Perf ? 1500000000ull : 2500000000ull; }
+bool perf_clock(SamplerChoice c) { return c == SamplerChoice::Perf || c == SamplerChoice::PerfSignal; }
+uint32_t test_hz(SamplerChoice c) { return perf_clock(c) ? 1000 : 250; }
+uint64_t share_test_cpu_ns(SamplerChoice c) { return perf_clock(c) ? 1500000000ull : 2500000000ull; }
 
-const char* mechanism_for(SamplerChoice c) { return c == SamplerChoice::Perf ? "perf_event" : "timer_signal"; }
+const char* mechanism_for(SamplerChoice c) {
+  return c == SamplerChoice::Perf ? "perf_event" : c == SamplerChoice::PerfSignal ? "perf_signal" : "timer_signal";
+}
 
 // Why a mechanism cannot be tested here ("" when it can).
 std::string unavailable(SamplerChoice c) {
-  if (c == SamplerChoice::Perf) {
+  if (c == SamplerChoice::Perf || c == SamplerChoice::PerfSignal) {
     const int err = sampler::probe_perf_event(100);
     if (err) return "perf_event_open refused here: " + sampler::errno_name(err);
-  } else {
+  }
+  if (c != SamplerChoice::Perf) {
 #ifdef RINGPROF_TSAN
     return "TSan defers asynchronous signals to its own safe points, so a busy loop is never sampled";
 #endif
@@ -198,7 +202,7 @@ class SamplerMechanism : public ::testing::TestWithParam<SamplerChoice> {
 };
 
 std::string param_name(const ::testing::TestParamInfo<SamplerChoice>& p) {
-  return p.param == SamplerChoice::Perf ? "PerfEvent" : "TimerSignal";
+  return p.param == SamplerChoice::Perf ? "PerfEvent" : p.param == SamplerChoice::PerfSignal ? "PerfSignal" : "TimerSignal";
 }
 
 void expect_exact_accounting(const CaptureSink& sink) {
@@ -587,7 +591,7 @@ uint64_t samples_in(const CaptureSink& sink, uint32_t index, const Phase& p) {
 // exceed the periods in it (+ 2, as above). The waits between phases are for
 // the rate change to be stated in a batch, with a deadline, not for a time.
 TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
-  const bool perf = GetParam() == SamplerChoice::Perf;
+  const bool perf = perf_clock(GetParam());
   const uint32_t lo = perf ? 100 : 25, hi = perf ? 1000 : 200;
   const uint64_t kCpu = perf ? 600000000ull : 2000000000ull;
   Config c = sampling_config(GetParam(), lo);
@@ -660,7 +664,8 @@ TEST_P(SamplerMechanism, RateFollowsTheDetailLevel) {
   expect_exact_accounting(*sink);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sampler, SamplerMechanism, ::testing::Values(SamplerChoice::Perf, SamplerChoice::Timer),
+INSTANTIATE_TEST_SUITE_P(Sampler, SamplerMechanism,
+                         ::testing::Values(SamplerChoice::Perf, SamplerChoice::PerfSignal, SamplerChoice::Timer),
                          param_name);
 
 TEST(Sampler, TimerHandlerSurvivesGarbageFramePointers) {

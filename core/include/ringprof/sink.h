@@ -73,9 +73,14 @@ struct ThreadInfo {
 struct StackTrace {
   uint32_t id = 0;
   // Leaf first: frames[0] is the sampled instruction pointer, the rest are
-  // return addresses (a symbolizer looks up `address - 1` for those).
+  // return addresses (a symbolizer looks up `address - 1` for those). A frame
+  // with kInterpreterFrameTag set is an interpreter (Python) frame instead:
+  // the tag over the id of the Location that names it (function, file, line).
   std::vector<uint64_t> frames;
 };
+
+// No user-space address has bit 63 set.
+inline constexpr uint64_t kInterpreterFrameTag = 1ull << 63;
 
 // A loaded ELF object (the executable, a shared library, the vdso). Ids are
 // dense per process, from 1; an object stays listed after dlclose, since

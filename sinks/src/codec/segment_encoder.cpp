@@ -365,6 +365,13 @@ void SegmentEncoder::State::build_segment(const Batch& batch, uint64_t base_ns) 
   fbb.Clear();
   const bool file_start = pending_file_start;
 
+  // A stack new in this file names its interpreter frames by location: those
+  // locations must be stated in the file too.
+  for (uint32_t id : new_stacks)
+    for (uint64_t f : batch.stacks[id - 1].frames)
+      if (f & kInterpreterFrameTag)
+        refer(static_cast<uint32_t>(f & 0xffffffffu), batch.locations, locations_written, undo.locations,
+              new_locations);
   std::vector<LocationIds> location_ids;
   intern_locations(batch, location_ids);
   std::vector<flatbuffers::Offset<fb::Thread>> thread_tables;

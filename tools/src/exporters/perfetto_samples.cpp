@@ -69,7 +69,7 @@ uint64_t PerfettoSamples::frame(const ProcessState& process, const ResolvedFrame
     fr->set_mapping_id(mapping(process, f.module_id, interned));
     uint64_t base = 0;
     if (auto m = process.modules.find(f.module_id); m != process.modules.end()) base = m->second.base;
-    fr->set_rel_pc(f.address >= base ? f.address - base : f.address);
+    if (!f.interpreted) fr->set_rel_pc(f.address >= base ? f.address - base : f.address);
     if (!f.file.empty()) {
       fr->set_source_path_iid(string(source_paths_, f.file, interned.mutable_source_paths()));
       if (f.line) fr->set_line_number(f.line);

@@ -86,7 +86,9 @@ std::string build_pprof(const TraceReader& reader, const SampleProfile& profile,
     const std::vector<ResolvedFrame>& frames = resolver.address(process, address, leaf);
     auto* pl = p.add_location();
     pl->set_id(it->second);
-    pl->set_address(address);
+    // An interpreter frame has no address, only its function and line.
+    const bool interpreted = !frames.empty() && frames.front().interpreted;
+    pl->set_address(interpreted ? 0 : address);
     pl->set_mapping_id(frames.empty() ? 0 : mapping_for(process, frames.front().module_id));
     for (const ResolvedFrame& f : frames) {  // innermost first, as pprof wants
       auto* line = pl->add_line();

@@ -37,13 +37,31 @@ StackResolver::StackResolver(std::vector<std::string> symbol_paths)
 StackResolver::~StackResolver() = default;
 
 const std::vector<ResolvedFrame>& StackResolver::address(const ProcessState& process, uint64_t address, bool leaf) {
-  const std::pair<size_t, uint64_t> key{process.index, (address << 1) | (leaf ? 1 : 0)};
+  // Interpreter frames keep their tag bit as the key, which no shifted
+  // address has.
+  const uint64_t k = (address & kInterpreterFrameTag) ? address : (address << 1) | (leaf ? 1 : 0);
+  const std::pair<size_t, uint64_t> key{process.index, k};
   auto it = impl_->addresses.find(key);
   if (it != impl_->addresses.end()) return it->second;
 
   std::vector<ResolvedFrame> frames;
-  const ModuleInfo* m = process.module_for(address);
-  if (m == nullptr) {
+  const ModuleInfo* m = (address & kInterpreterFrameTag) ? nullptr : process.module_for(address);
+  if (address & kInterpreterFrameTag) {
+    // An interpreter frame: the recorder stored its function, file and line
+    // as a location.
+    ResolvedFrame f;
+    const Location* loc = process.location(static_cast<uint32_t>(address & 0xffffffffu));
+    f.function = loc ? loc->function : "<unknown interpreter frame>";
+    if (f.function.empty()) f.function = loc && !loc->name.empty() ? loc->name : "<unknown interpreter frame>";
+    if (loc) {
+      f.file = loc->file;
+      f.line = loc->line;
+    }
+    f.address = address;
+    f.symbolized = loc != nullptr;
+    f.interpreted = true;
+    frames.push_back(std::move(f));
+  } else if (m == nullptr) {
     ResolvedFrame f;
     f.function = hex_address(address);
     f.address = address;

@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ringprof/sink.h"
+
 namespace ringprof::internal {
 
 // Guarded reads of this process's memory (process_vm_readv, so an unmapped
@@ -71,9 +73,8 @@ struct InterpreterFrameHooks {
 void set_interpreter_frame_hooks(const InterpreterFrameHooks* hooks) noexcept;
 const InterpreterFrameHooks* interpreter_frame_hooks() noexcept;
 
-// In a stack as stored (StackTrace::frames), a frame with this bit set is not
-// an address but kInterpreterFrameTag | location id: an interpreter frame
-// named by the batch's locations. No user-space address has bit 63 set.
-inline constexpr uint64_t kInterpreterFrameTag = 1ull << 63;
+// In a stack as stored (StackTrace::frames), an interpreter frame is
+// kInterpreterFrameTag | location id (ringprof/sink.h).
+using ringprof::kInterpreterFrameTag;
 
 }  // namespace ringprof::internal

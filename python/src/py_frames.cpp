@@ -1,0 +1,378 @@
+// py_frames.cpp — CPython 3.11 and 3.12 frames for CPU samples (py_frames.h).
+//
+// The frame layout is CPython's internal one, so its internal headers come
+// first, here and nowhere else (Py_BUILD_CORE changes what Python.h declares;
+// the pybind11 translation units must not see that). Everything below is
+// compiled against the headers of the interpreter the extension is built for:
+// the offsets and sizes are that version's own, never written down here.
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+#define RINGPROF_PY_FRAMES 1
+#include <internal/pycore_frame.h>
+#else
+#define RINGPROF_PY_FRAMES 0
+#endif
+
+#include "py_frames.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <mutex>
+#include <unordered_map>
+
+#include "line_table.h"
+#include "ringprof/internal/interpreter_frames.h"
+
+namespace ringprof::python {
+
+namespace {
+
+using internal::CapturedFrame;
+using internal::FrameName;
+using internal::InterpreterFrameHooks;
+using internal::MemoryReader;
+
+#if RINGPROF_PY_FRAMES
+
+constexpr uint64_t kUserTop = 1ull << 56;  // no user-space address lies above
+constexpr size_t kMaxSteps = 1024;         // a longer chain is a corrupt one
+constexpr size_t kMaxChars = 4096;         // of a name or a file, in code points
+constexpr size_t kMaxLineTable = 1u << 20;
+constexpr size_t kMaxCachedCodes = 4096;
+// The fixed part of a code object (its bytecode follows) and of a frame (its
+// locals and stack follow): each read in one piece.
+constexpr size_t kCodeHeaderBytes = offsetof(PyCodeObject, co_code_adaptive);
+constexpr size_t kFrameBytes = offsetof(_PyInterpreterFrame, localsplus);
+
+template <class T>
+uint64_t address(T* p) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+bool plausible(uint64_t addr) { return addr != 0 && addr < kUserTop; }
+
+// The code object's fixed part; false unless it is a code object now.
+bool read_code(const MemoryReader& mem, uint64_t addr, PyCodeObject* out) noexcept {
+  return plausible(addr) && mem.read(addr, out, kCodeHeaderBytes) && out->ob_base.ob_base.ob_type == &PyCode_Type;
+}
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Which code object this is: a new one at a dead one's address has other
+// name or file objects, or another first line (the objects are compared by
+// address, so the fingerprint is taken without reading them).
+uint32_t fingerprint(const PyCodeObject& c) {
+  const uint64_t h =
+      mix(address(c.co_qualname) ^ mix(address(c.co_filename) ^ mix(static_cast<uint32_t>(c.co_firstlineno))));
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+// The first code unit of the code object at `code` (_PyCode_CODE).
+uint64_t code_start(uint64_t code) { return code + kCodeHeaderBytes; }
+
+// prev_instr as a byte offset into the bytecode. A new frame's points one
+// unit before the start, and a half-written one anywhere: those count as the
+// first instruction rather than losing the frame.
+uint32_t instr_offset(uint64_t code, const PyCodeObject& c, uint64_t prev_instr) {
+  const Py_ssize_t units = c.ob_base.ob_size;
+  const uint64_t start = code_start(code);
+  if (units <= 0 || prev_instr < start) return 0;
+  const uint64_t offset = prev_instr - start;
+  return offset < static_cast<uint64_t>(units) * sizeof(_Py_CODEUNIT) && offset <= UINT32_MAX
+             ? static_cast<uint32_t>(offset)
+             : 0;
+}
+
+// _PyFrame_IsIncomplete on the copy: a frame not yet at its first RESUME
+// (cells and free variables still being set up) is not a Python frame yet.
+bool incomplete(const _PyInterpreterFrame& f, uint64_t code, const PyCodeObject& c) {
+  const uint64_t first_traceable =
+      code_start(code) + static_cast<uint64_t>(static_cast<int64_t>(c._co_firsttraceable)) * sizeof(_Py_CODEUNIT);
+  return f.owner != FRAME_OWNED_BY_GENERATOR && address(f.prev_instr) < first_traceable;
+}
+
+// The frames of one C-level run of the evaluation loop so far.
+struct Run {
+  size_t first = 0;      // index in the output of its innermost frame
+  bool skipped = false;  // an incomplete frame of it was left out
+  CapturedFrame last_skipped;
+};
+
+// Ends a run: its outermost frame is marked `entry`, which is how the sampler
+// pairs runs with the native frames of the evaluation loop. A run is never
+// left empty, or every run after it would be paired with the wrong native
+// frame: where all its frames were incomplete (a call that had not reached
+// its first instruction), the outermost of them stands for it.
+void end_run(CapturedFrame* out, size_t* n, size_t max, Run* run) noexcept {
+  if (*n == run->first && run->skipped && *n < max) out[(*n)++] = run->last_skipped;
+  if (*n > run->first) out[*n - 1].entry = true;
+  run->first = *n;
+  run->skipped = false;
+}
+
+size_t walk(const MemoryReader& mem, CapturedFrame* out, size_t max) noexcept {
+  // This thread's state from the GIL-state TSS slot (pthread_getspecific):
+  // set whether or not the thread holds the GIL now, which is the point, as
+  // a thread inside a long native call has released it.
+  PyThreadState* ts = PyGILState_GetThisThreadState();
+  uint64_t cframe = 0, frame = 0;
+  if (!ts || max == 0 || !mem.read(address(ts) + offsetof(PyThreadState, cframe), &cframe) || !plausible(cframe) ||
+      !mem.read(cframe + offsetof(_PyCFrame, current_frame), &frame))
+    return 0;
+  size_t n = 0;
+  Run run;
+  uint64_t last = 0;
+  for (size_t step = 0; step < kMaxSteps && plausible(frame) && frame != last && n < max; ++step) {
+    _PyInterpreterFrame f;
+    if (!mem.read(frame, &f, kFrameBytes)) break;
+    last = frame;
+    frame = address(f.previous);
+#if PY_VERSION_HEX >= 0x030C0000
+    // 3.12: each C-level run starts with a shim frame of its own on the C
+    // stack (no Python code): the frame before it was the run's outermost.
+    if (f.owner == FRAME_OWNED_BY_CSTACK) {
+      end_run(out, &n, max, &run);
+      continue;
+    }
+#endif
+    const uint64_t code = address(f.f_code);
+    PyCodeObject c;
+    if (!read_code(mem, code, &c)) break;
+    CapturedFrame cf;
+    cf.code = code;
+    cf.check = fingerprint(c);
+    cf.instr = instr_offset(code, c, address(f.prev_instr));
+    if (!incomplete(f, code, c)) {
+      out[n++] = cf;
+    } else {
+      run.skipped = true;
+      run.last_skipped = cf;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    // 3.11: the outermost frame of each C-level run says so itself.
+    if (f.is_entry) end_run(out, &n, max, &run);
+#endif
+  }
+  return n;
+}
+
+size_t capture(const MemoryReader& mem, CapturedFrame* out, size_t max) noexcept {
+  const int saved = errno;  // a failed read sets it; the interrupted code may be reading it
+  const size_t n = walk(mem, out, max);
+  errno = saved;
+  return n;
+}
+
+void append_utf8(uint32_t cp, std::string* out) {
+  if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;  // a lone surrogate (surrogateescape'd bytes of a path)
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+// A str object as UTF-8 (its first kMaxChars code points). Only compact
+// strings, the form every name and file of a code object has: the characters
+// follow the header, 1, 2 or 4 bytes each.
+bool read_text(const MemoryReader& mem, uint64_t addr, std::string* out) {
+  PyASCIIObject head;
+  if (!plausible(addr) || !mem.read(addr, &head) || head.ob_base.ob_type != &PyUnicode_Type) return false;
+  const unsigned kind = head.state.kind, ascii = head.state.ascii;
+  if (!head.state.compact || head.length < 0 || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1))
+    return false;
+  const size_t chars = std::min(static_cast<size_t>(head.length), kMaxChars);
+  const uint64_t data = addr + (ascii ? sizeof(PyASCIIObject) : sizeof(PyCompactUnicodeObject));
+  std::string raw(chars * kind, '\0');
+  if (!raw.empty() && !mem.read(data, raw.data(), raw.size())) return false;
+  if (ascii) {
+    *out = std::move(raw);
+    return true;
+  }
+  out->clear();
+  for (size_t i = 0; i < chars; ++i) {
+    uint32_t cp = 0;
+    if (kind == 1) {
+      cp = static_cast<unsigned char>(raw[i]);
+    } else if (kind == 2) {
+      uint16_t u;
+      std::memcpy(&u, raw.data() + 2 * i, 2);
+      cp = u;
+    } else {
+      std::memcpy(&cp, raw.data() + 4 * i, 4);
+      if (cp > 0x10ffff) cp = 0xfffd;
+    }
+    append_utf8(cp, out);
+  }
+  return true;
+}
+
+// A bytes object's contents (the location table; its first kMaxLineTable bytes).
+bool read_bytes(const MemoryReader& mem, uint64_t addr, std::vector<uint8_t>* out) {
+  PyBytesObject head;
+  if (!plausible(addr) || !mem.read(addr, &head, offsetof(PyBytesObject, ob_sval)) ||
+      head.ob_base.ob_base.ob_type != &PyBytes_Type || head.ob_base.ob_size < 0)
+    return false;
+  out->resize(std::min(static_cast<size_t>(head.ob_base.ob_size), kMaxLineTable));
+  return out->empty() || mem.read(addr + offsetof(PyBytesObject, ob_sval), out->data(), out->size());
+}
+
+// What describe needs of one code object, read once: its samples usually
+// come back many times, at different instructions.
+struct CodeNames {
+  uint32_t check = 0;
+  std::string function, file;
+  int32_t first_line = 0;
+  std::vector<uint8_t> lines;
+};
+struct NameCache {
+  std::mutex mutex;  // the drainer's thread, and the test helper's
+  std::unordered_map<uint64_t, CodeNames> by_code;
+};
+NameCache& name_cache() {
+  static auto* c = new NameCache();  // never destroyed: the drainer may name frames during exit
+  return *c;
+}
+
+bool describe(const MemoryReader& mem, const CapturedFrame& frame, FrameName* out) {
+  // Read again, even for a cached code object: it may have died since.
+  PyCodeObject c;
+  if (!read_code(mem, frame.code, &c) || fingerprint(c) != frame.check) return false;
+  NameCache& cache = name_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto it = cache.by_code.find(frame.code);
+  if (it == cache.by_code.end() || it->second.check != frame.check) {
+    CodeNames fresh;
+    fresh.check = frame.check;
+    fresh.first_line = c.co_firstlineno;
+    if (!read_text(mem, address(c.co_qualname), &fresh.function) ||
+        !read_text(mem, address(c.co_filename), &fresh.file) || !read_bytes(mem, address(c.co_linetable), &fresh.lines))
+      return false;
+    if (cache.by_code.size() >= kMaxCachedCodes) cache.by_code.clear();
+    it = cache.by_code.insert_or_assign(frame.code, std::move(fresh)).first;
+  }
+  const CodeNames& names = it->second;
+  out->function = names.function;
+  out->file = names.file;
+  out->line = line_for_code_unit(names.lines.data(), names.lines.size(), names.first_line,
+                                 frame.instr / static_cast<uint32_t>(sizeof(_Py_CODEUNIT)));
+  return true;
+}
+
+// Where the evaluation loop's machine code lies. Its dynamic symbol gives the
+// start and size (the interpreter exports it for extensions, so it is there
+// even in a stripped binary). GCC's profile-guided builds (Debian's among
+// them) move its rarely run blocks into a separate `.cold` part that no
+// dynamic symbol covers; a sample taken in a call made from there does not
+// see that run of the loop.
+bool eval_loop_range(uint64_t* begin, uint64_t* end, std::string* why) {
+  void* fn = reinterpret_cast<void*>(&_PyEval_EvalFrameDefault);
+  Dl_info info{};
+  void* entry = nullptr;  // the symbol's ElfW(Sym)
+  if (!dladdr1(fn, &info, &entry, RTLD_DL_SYMENT) || !entry || info.dli_saddr != fn ||
+      static_cast<const ElfW(Sym)*>(entry)->st_size == 0) {
+    *why =
+        "Python frames in samples need the extent of _PyEval_EvalFrameDefault, which this interpreter's dynamic "
+        "symbols do not give; samples keep native frames only";
+    return false;
+  }
+  *begin = address(fn);
+  *end = *begin + static_cast<const ElfW(Sym)*>(entry)->st_size;
+  return true;
+}
+
+InterpreterFrameHooks g_hooks;
+
+// The test helper's reader: process_vm_readv like the sampler's, or a plain
+// copy where a container's seccomp profile refuses it (the frames read here
+// are the calling thread's own, alive while it waits in this call).
+bool read_self(void*, uint64_t addr, void* out, size_t n) noexcept {
+  if (n == 0) return true;
+  iovec local{out, n}, remote{reinterpret_cast<void*>(static_cast<uintptr_t>(addr)), n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
+}
+bool copy_self(void*, uint64_t addr, void* out, size_t n) noexcept {
+  if (addr == 0) return false;
+  std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(addr)), n);
+  return true;
+}
+MemoryReader test_reader() {
+  int probe = 0, copy = 1;
+  return MemoryReader{read_self(nullptr, address(&probe), &copy, sizeof copy) ? read_self : copy_self, nullptr};
+}
+
+#else
+
+constexpr const char* kUnsupported =
+    "Python frames in samples need CPython 3.11 or 3.12; samples keep native frames only";
+
+#endif  // RINGPROF_PY_FRAMES
+
+}  // namespace
+
+bool register_python_frame_hooks(std::string* why) {
+#if RINGPROF_PY_FRAMES
+  static std::string failure;
+  static const bool registered = [] {
+    InterpreterFrameHooks h;
+    h.name = PY_VERSION_HEX >= 0x030C0000 ? "CPython 3.12" : "CPython 3.11";
+    if (!eval_loop_range(&h.eval_begin, &h.eval_end, &failure)) return false;
+    h.capture = capture;
+    h.describe = describe;
+    g_hooks = h;
+    internal::set_interpreter_frame_hooks(&g_hooks);
+    return true;
+  }();
+  if (!registered) *why = failure;
+  return registered;
+#else
+  *why = kUnsupported;
+  return false;
+#endif
+}
+
+std::vector<CapturedFrame> capture_frames_for_test() {
+#if RINGPROF_PY_FRAMES
+  CapturedFrame frames[512];
+  const size_t n = capture(test_reader(), frames, std::size(frames));
+  return std::vector<CapturedFrame>(frames, frames + n);
+#else
+  return {};
+#endif
+}
+
+bool describe_frame_for_test(const CapturedFrame& frame, FrameName* out) {
+#if RINGPROF_PY_FRAMES
+  return describe(test_reader(), frame, out);
+#else
+  (void)frame;
+  (void)out;
+  return false;
+#endif
+}
+
+}  // namespace ringprof::python

@@ -1,0 +1,155 @@
+"""Python frames in CPU samples, end to end: child interpreters record with
+ringprof.start() (the default sampler, perf_signal, or the timer fallback),
+and the samples are read back with `ringprof flame`.
+
+- split: three pure-Python functions take 50/30/20 of the CPU time (each also
+  calls into native code); the share of samples whose innermost Python frame
+  is each function matches the split the program measures itself
+  (thread_time), within 4 standard errors of the sample count (a two-sided
+  false-failure rate below 1e-4 per share) plus 1 point for what the program's
+  own clock reads and the sampler does not see.
+- every sample of the main thread reaches the thread's root (`_start`) and
+  carries the Python frames of the code that ran: `<module>` and the caller.
+- a program that keeps creating threads, generators, exceptions and new code
+  (exec) at 999 Hz exits normally and its samples name only real functions.
+"""
+import math
+import os
+import sys
+import unittest
+
+from support import cli, fresh_dir
+
+SPLIT = r"""
+import ctypes, math, os, sys, time, ringprof
+ringprof.start(dir=sys.argv[1], sample_hz=999, sampler=sys.argv[2])
+libm = ctypes.CDLL("libm.so.6")
+libm.cbrt.restype = ctypes.c_double
+libm.cbrt.argtypes = [ctypes.c_double]
+
+def spin(n):
+    s = 0.0
+    for i in range(n):
+        s += math.sqrt(i) * 1.0000001
+        if i % 64 == 0:
+            s += libm.cbrt(float(i))   # native code under the Python frame
+    return s
+
+def f50(): return spin(5000)
+def f30(): return spin(3000)
+def f20(): return spin(2000)
+
+spent = {"f50": 0.0, "f30": 0.0, "f20": 0.0}
+deadline = time.thread_time() + float(sys.argv[3])
+while time.thread_time() < deadline:
+    for f in (f50, f30, f20):
+        t0 = time.thread_time(); f(); spent[f.__name__] += time.thread_time() - t0
+ringprof.stop()
+total = sum(spent.values())
+print(" ".join("%s=%.6f" % (k, v / total) for k, v in spent.items()))
+"""
+
+
+def folded(path):
+    """`ringprof flame` as (frames root first, count) pairs."""
+    out = []
+    for line in cli("flame", path).splitlines():
+        stack, _, n = line.rpartition(" ")
+        out.append((stack.split(";"), int(n)))
+    return out
+
+
+class PythonSamples(unittest.TestCase):
+    def record_split(self, sampler, cpu_seconds):
+        d = fresh_dir(self)
+        r = run_python_file(self, SPLIT, [d, sampler, str(cpu_seconds)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        measured = dict(kv.split("=") for kv in r.stdout.split())
+        return d, {k: float(v) for k, v in measured.items()}
+
+    def check_split(self, sampler, cpu_seconds):
+        d, measured = self.record_split(sampler, cpu_seconds)
+        counts = {"f50": 0, "f30": 0, "f20": 0}
+        main_total = main_rooted = 0
+        for frames, n in folded(d):
+            inner = [f for f in frames if f in counts]
+            if inner:
+                counts[inner[-1]] += n
+                main_total += n
+                if frames[0] == "_start" and "<module>" in frames and "spin" in frames:
+                    main_rooted += n
+        total = sum(counts.values())
+        self.assertGreater(total, 300, counts)
+        for name, share in measured.items():
+            got = counts[name] / total
+            tolerance = 4 * math.sqrt(share * (1 - share) / total) + 0.01
+            self.assertAlmostEqual(got, share, delta=tolerance,
+                                   msg="%s: %.3f of samples, %.3f of CPU time (%s)" % (name, got, share, counts))
+        # Every sample in the split functions came with its whole chain: the
+        # thread's root, the module, the function and spin().
+        self.assertEqual(main_rooted, main_total, "%d of %d samples reach _start with <module> and spin"
+                         % (main_rooted, main_total))
+
+    def test_split_perf_signal(self):
+        self.check_split("perf_signal", 3.0)
+
+    def test_split_timer(self):
+        self.check_split("timer", 4.0)
+
+    def test_hostile_program_keeps_running(self):
+        churn = r"""
+import sys, threading, ringprof
+ringprof.start(dir=sys.argv[1], sample_hz=999)
+def gen(n):
+    for i in range(n):
+        yield i * i
+def boom(i):
+    raise ValueError(i)
+def worker(k):
+    for i in range(200):
+        ns = {}
+        exec("def made_%d_%d(x):\n    return sum(range(x))\n" % (k, i), ns)
+        ns["made_%d_%d" % (k, i)](2000)
+        sum(gen(500))
+        try:
+            boom(i)
+        except ValueError:
+            pass
+for round in range(int(sys.argv[2])):
+    ts = [threading.Thread(target=worker, args=(round * 10 + t,)) for t in range(4)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+ringprof.stop()
+print("done")
+"""
+        d = fresh_dir(self)
+        r = run_python_file(self, churn, [d, "6"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), "done")
+        info = cli("info", d)
+        self.assertIn("perf_signal", info)
+        names = set()
+        for frames, n in folded(d):
+            names.update(frames)
+        # Code made by exec() is named after itself (or said to be gone),
+        # never garbage.
+        made = {n for n in names if n.startswith("made_")}
+        self.assertTrue(made, sorted(names)[:50])
+        for n in names:
+            self.assertFalse(n.startswith("0x") and len(n) > 18, n)
+
+
+def run_python_file(test, code, args, timeout=300):
+    """Runs `code` as a script (so its frames have a file) with `args`."""
+    import subprocess
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=".py", prefix="ringprof-sample-")
+    with os.fdopen(fd, "w") as f:
+        f.write(code)
+    test.addCleanup(os.unlink, path)
+    return subprocess.run([sys.executable, path, *args], capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ))
+
+
+if __name__ == "__main__":
+    unittest.main()
