@@ -50,16 +50,21 @@ ringprof::Config config(uint32_t hz, ringprof::SamplerChoice choice) {
 void BM_CpuWork(benchmark::State& state) {
   const auto mode = state.range(0);
   const ringprof::Config c = mode == 0 || mode == 3 ? config(0, ringprof::SamplerChoice::Auto)
-                             : mode == 1 ? config(99, ringprof::SamplerChoice::Perf)
-                             : mode == 2 ? config(99, ringprof::SamplerChoice::Timer)
-                                         : config(99, ringprof::SamplerChoice::PerfSignal);
+                             : mode == 1            ? config(99, ringprof::SamplerChoice::Perf)
+                             : mode == 2            ? config(99, ringprof::SamplerChoice::Timer)
+                                                    : config(99, ringprof::SamplerChoice::PerfSignal);
   ringprof::start(c, std::make_shared<DiscardSink>());
   for (auto _ : state) benchmark::DoNotOptimize(work(1 << 20));
   ringprof::stop();
   // Samples per iteration: 2 ms of CPU at 99 Hz is ~0.2 (0 would mean the
   // mechanism is refused here, and the ratio meaningless).
-  state.counters["samples_per_iter"] = static_cast<double>(ringprof::recorder_stats().samples_taken) /
-                                       static_cast<double>(state.iterations());
+  const ringprof::RecorderStats s = ringprof::recorder_stats();
+  state.counters["samples_per_iter"] = static_cast<double>(s.samples_taken) / static_cast<double>(state.iterations());
+  // The signal mechanisms' handler time per sample (0 for perf_event, whose
+  // unwinding is the kernel's).
+  if (s.samples_taken)
+    state.counters["handler_ns_per_sample"] =
+        static_cast<double>(s.sample_handler_ns) / static_cast<double>(s.samples_taken);
 }
 BENCHMARK(BM_CpuWork)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Arg(4)->ArgName("off0_perf1_timer2_signal4");
 

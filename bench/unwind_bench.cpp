@@ -8,9 +8,13 @@
 //            every time (a thread's first samples, or a cold cache)
 // BM_Walk/2: call-frame information through the per-thread rule cache
 //            (a steady workload)
-// Each walk reads the stack through process_vm_readv, as the handler does.
+// Modes 0-2 read the stack through process_vm_readv (a thread's first
+// samples, before the drainer has found its stack's mapping); modes 3-5 are
+// the same walks reading the thread's own stack directly, as the handler
+// does once the mapping is known.
 // Run with --benchmark_enable_random_interleaving.
 #include <benchmark/benchmark.h>
+#include <pthread.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -39,7 +43,15 @@ __attribute__((noinline)) void at_depth(int depth, benchmark::State& state) {
   const uint64_t pc = static_cast<uint64_t>(uc.uc_mcontext.gregs[REG_RIP]);
   const uint64_t sp = static_cast<uint64_t>(uc.uc_mcontext.gregs[REG_RSP]);
   const uint64_t fp = static_cast<uint64_t>(uc.uc_mcontext.gregs[REG_RBP]);
-  const auto mode = state.range(0);
+  const auto mode = state.range(0) % 3;
+  const bool direct = state.range(0) >= 3;
+  pthread_attr_t attr;
+  void* stack_addr = nullptr;
+  size_t stack_size = 0;
+  pthread_getattr_np(pthread_self(), &attr);
+  pthread_attr_getstack(&attr, &stack_addr, &stack_size);
+  pthread_attr_destroy(&attr);
+  const uint64_t stack_hi = reinterpret_cast<uint64_t>(stack_addr) + stack_size;
   UnwindIndex index;
   index.refresh();
   std::vector<unsigned char> window(StackReader::kWindowBytes);
@@ -48,6 +60,7 @@ __attribute__((noinline)) void at_depth(int depth, benchmark::State& state) {
   size_t frames = 0;
   for (auto _ : state) {
     StackReader reader(getpid(), window.data(), StackReader::Mode::ProcessVmReadv);
+    if (direct) reader.set_direct_range(sp, stack_hi);
     if (mode == 0) {
       frames = walk_frame_pointers(pc, fp, sp, out, 256, reader);
     } else {
@@ -64,7 +77,6 @@ __attribute__((noinline)) void at_depth(int depth, benchmark::State& state) {
 }
 
 void BM_Walk(benchmark::State& state) { at_depth(kDepth, state); }
-BENCHMARK(BM_Walk)->Arg(0)->Arg(1)->Arg(2)->ArgName("fp0_cfi_cold1_cfi_warm2");
+BENCHMARK(BM_Walk)->DenseRange(0, 5)->ArgName("fp0_cold1_warm2_direct_fp3_cold4_warm5");
 
 }  // namespace
-

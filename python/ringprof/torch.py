@@ -311,7 +311,8 @@ class profile:
                            "every step is recorded as one window")
         for name, value, why in (
                 ("profile_memory", profile_memory, "memory comes from libringprof_malloc.so (docs/memory.md)"),
-                ("with_stack", with_stack, "ringprof samples stacks instead (RINGPROF_SAMPLE_HZ)"),
+                ("with_stack", with_stack, "operators carry no stacks; CPU samples carry the Python and native "
+                 "stacks instead (RINGPROF_SAMPLE_HZ, docs/sampling.md)"),
                 ("with_flops", with_flops, "FLOPs are not estimated"),
                 ("with_modules", with_modules, "module hierarchy is not recorded"),
                 ("experimental_config", experimental_config, "not used")):

@@ -51,6 +51,7 @@ py::dict stats_dict() {
   d["batches"] = s.batches;
   d["threads_seen"] = s.threads_seen;
   d["samples_taken"] = s.samples_taken;
+  d["sample_handler_ns"] = s.sample_handler_ns;
   d["samples_written"] = s.samples_written;
   d["samples_lost"] = s.samples_lost;
   d["drainer_cpu_ns"] = s.drainer_cpu_ns;

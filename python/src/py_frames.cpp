@@ -27,6 +27,7 @@
 #include <iterator>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "line_table.h"
 #include "ringprof/internal/interpreter_frames.h"
@@ -99,10 +100,10 @@ uint32_t instr_offset(uint64_t code, const PyCodeObject& c, uint64_t prev_instr)
 
 // _PyFrame_IsIncomplete on the copy: a frame not yet at its first RESUME
 // (cells and free variables still being set up) is not a Python frame yet.
-bool incomplete(const _PyInterpreterFrame& f, uint64_t code, const PyCodeObject& c) {
+bool incomplete(char owner, uint64_t prev_instr, uint64_t code, const PyCodeObject& c) {
   const uint64_t first_traceable =
       code_start(code) + static_cast<uint64_t>(static_cast<int64_t>(c._co_firsttraceable)) * sizeof(_Py_CODEUNIT);
-  return f.owner != FRAME_OWNED_BY_GENERATOR && address(f.prev_instr) < first_traceable;
+  return owner != FRAME_OWNED_BY_GENERATOR && prev_instr < first_traceable;
 }
 
 // The frames of one C-level run of the evaluation loop so far.
@@ -124,6 +125,20 @@ void end_run(CapturedFrame* out, size_t* n, size_t max, Run* run) noexcept {
   run->skipped = false;
 }
 
+// One frame of the chain as read, before its code object is.
+struct Pending {
+  uint64_t code = 0;
+  uint64_t prev_instr = 0;
+  char owner = 0;
+  bool is_entry = false;  // 3.11: the outermost frame of a run
+  bool shim = false;      // 3.12: a run's shim frame (no code)
+  uint32_t request = 0;   // which read holds its code object (one per distinct code object)
+};
+
+// Bytes of scratch each frame needs: its Pending, a copy of its code
+// object's fixed part and the request that reads it.
+constexpr size_t kScratchPerFrame = sizeof(Pending) + kCodeHeaderBytes + sizeof(internal::ReadRequest);
+
 size_t walk(const MemoryReader& mem, CapturedFrame* out, size_t max) noexcept {
   // This thread's state from the GIL-state TSS slot (pthread_getspecific):
   // set whether or not the thread holds the GIL now, which is the point, as
@@ -133,39 +148,79 @@ size_t walk(const MemoryReader& mem, CapturedFrame* out, size_t max) noexcept {
   if (!ts || max == 0 || !mem.read(address(ts) + offsetof(PyThreadState, cframe), &cframe) || !plausible(cframe) ||
       !mem.read(cframe + offsetof(_PyCFrame, current_frame), &frame))
     return 0;
-  size_t n = 0;
-  Run run;
+  // The scratch holds the chain, then the code objects' copies, then the
+  // batch that reads those: the chain costs a read per frame (they lie
+  // together in the thread's frame stack, so mostly one window), the code
+  // objects one system call for all.
+  const size_t cap = std::min(max, mem.scratch_bytes / kScratchPerFrame);
+  if (cap == 0) return 0;
+  auto* pending = reinterpret_cast<Pending*>(mem.scratch);
+  auto* codes = reinterpret_cast<unsigned char*>(pending + cap);
+  auto* requests = reinterpret_cast<internal::ReadRequest*>(codes + cap * kCodeHeaderBytes);
+  size_t count = 0;
   uint64_t last = 0;
-  for (size_t step = 0; step < kMaxSteps && plausible(frame) && frame != last && n < max; ++step) {
+  for (size_t step = 0; step < kMaxSteps && plausible(frame) && frame != last && count < cap; ++step) {
     _PyInterpreterFrame f;
     if (!mem.read(frame, &f, kFrameBytes)) break;
     last = frame;
     frame = address(f.previous);
+    Pending& p = pending[count];
+    p = Pending{};
 #if PY_VERSION_HEX >= 0x030C0000
     // 3.12: each C-level run starts with a shim frame of its own on the C
     // stack (no Python code): the frame before it was the run's outermost.
     if (f.owner == FRAME_OWNED_BY_CSTACK) {
+      p.shim = true;
+      ++count;
+      continue;
+    }
+#else
+    p.is_entry = f.is_entry;
+#endif
+    p.code = address(f.f_code);
+    if (!plausible(p.code)) break;
+    p.prev_instr = address(f.prev_instr);
+    p.owner = f.owner;
+    ++count;
+  }
+  // One read per distinct code object (a recursion, or nn.Module's
+  // _call_impl at every layer, repeats them): each costs the kernel a page
+  // lookup.
+  size_t nreq = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (pending[i].shim) continue;
+    size_t k = 0;
+    while (k < nreq && requests[k].addr != pending[i].code) ++k;
+    if (k == nreq) requests[nreq++] = {pending[i].code, codes + k * kCodeHeaderBytes, kCodeHeaderBytes};
+    pending[i].request = static_cast<uint32_t>(k);
+  }
+  // A frame whose code object cannot be read ends the walk there, as a
+  // failed read of the frame itself does.
+  const size_t readable = mem.read_many(requests, nreq);
+
+  size_t n = 0;
+  Run run;
+  for (size_t i = 0; i < count && n < max; ++i) {
+    const Pending& p = pending[i];
+    if (p.shim) {
       end_run(out, &n, max, &run);
       continue;
     }
-#endif
-    const uint64_t code = address(f.f_code);
+    if (p.request >= readable) break;
     PyCodeObject c;
-    if (!read_code(mem, code, &c)) break;
+    std::memcpy(static_cast<void*>(&c), codes + size_t{p.request} * kCodeHeaderBytes, kCodeHeaderBytes);
+    if (c.ob_base.ob_base.ob_type != &PyCode_Type) break;
     CapturedFrame cf;
-    cf.code = code;
+    cf.code = p.code;
     cf.check = fingerprint(c);
-    cf.instr = instr_offset(code, c, address(f.prev_instr));
-    if (!incomplete(f, code, c)) {
+    cf.instr = instr_offset(p.code, c, p.prev_instr);
+    if (!incomplete(p.owner, p.prev_instr, p.code, c)) {
       out[n++] = cf;
     } else {
       run.skipped = true;
       run.last_skipped = cf;
     }
-#if PY_VERSION_HEX < 0x030C0000
-    // 3.11: the outermost frame of each C-level run says so itself.
-    if (f.is_entry) end_run(out, &n, max, &run);
-#endif
+    if (p.is_entry) end_run(out, &n, max, &run);
   }
   return n;
 }
@@ -315,6 +370,20 @@ bool read_self(void*, uint64_t addr, void* out, size_t n) noexcept {
   iovec local{out, n}, remote{reinterpret_cast<void*>(static_cast<uintptr_t>(addr)), n};
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
 }
+size_t read_self_many(void*, const internal::ReadRequest* requests, size_t n) noexcept {
+  std::vector<iovec> local(n), remote(n);
+  size_t want = 0;
+  for (size_t i = 0; i < n; ++i) {
+    local[i] = {requests[i].out, requests[i].n};
+    remote[i] = {reinterpret_cast<void*>(static_cast<uintptr_t>(requests[i].addr)), requests[i].n};
+    want += requests[i].n;
+  }
+  const ssize_t got = n ? process_vm_readv(getpid(), local.data(), n, remote.data(), n, 0) : 0;
+  if (got < 0) return 0;
+  size_t left = static_cast<size_t>(got), done = 0;
+  while (done < n && left >= requests[done].n) left -= requests[done++].n;
+  return static_cast<size_t>(got) == want ? n : done;
+}
 bool copy_self(void*, uint64_t addr, void* out, size_t n) noexcept {
   if (addr == 0) return false;
   std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(addr)), n);
@@ -322,7 +391,15 @@ bool copy_self(void*, uint64_t addr, void* out, size_t n) noexcept {
 }
 MemoryReader test_reader() {
   int probe = 0, copy = 1;
-  return MemoryReader{read_self(nullptr, address(&probe), &copy, sizeof copy) ? read_self : copy_self, nullptr};
+  // The capture's working memory, as the sampler gives each thread.
+  thread_local std::vector<unsigned char> scratch(512 * kScratchPerFrame);
+  MemoryReader r;
+  const bool vm = read_self(nullptr, address(&probe), &copy, sizeof copy);
+  r.read_fn = vm ? read_self : copy_self;
+  r.read_many_fn = vm ? read_self_many : nullptr;
+  r.scratch = scratch.data();
+  r.scratch_bytes = scratch.size();
+  return r;
 }
 
 #else

@@ -202,7 +202,9 @@ class SamplerMechanism : public ::testing::TestWithParam<SamplerChoice> {
 };
 
 std::string param_name(const ::testing::TestParamInfo<SamplerChoice>& p) {
-  return p.param == SamplerChoice::Perf ? "PerfEvent" : p.param == SamplerChoice::PerfSignal ? "PerfSignal" : "TimerSignal";
+  return p.param == SamplerChoice::Perf         ? "PerfEvent"
+         : p.param == SamplerChoice::PerfSignal ? "PerfSignal"
+                                                : "TimerSignal";
 }
 
 void expect_exact_accounting(const CaptureSink& sink) {
@@ -456,7 +458,9 @@ TEST_P(SamplerMechanism, AccountingIsExactWhenSampleRingsOverflow) {
   // perf_event's kernel ring and the timer's overruns lose samples here;
   // perf_signal's handler wakes the drainer when its ring is a quarter full
   // (as event rings do), so at 4000 Hz nothing need be lost.
-  if (GetParam() != SamplerChoice::PerfSignal) EXPECT_GT(s.samples_lost, 0u) << "the rings were expected to overflow";
+  if (GetParam() != SamplerChoice::PerfSignal) {
+    EXPECT_GT(s.samples_lost, 0u) << "the rings were expected to overflow";
+  }
   expect_exact_accounting(*sink);
 }
 

@@ -64,14 +64,15 @@ Census census(const std::string& folded) {
       if (worker == "work_main(long)") {
         ok = caller >= 2 && frames[caller - 1] == "main" && frames.front() == "_start";
       } else if (worker == "work_thread(long)") {
-        ok = frames.front().find("clone") != std::string::npos &&
-             line.find(";start_thread;") != std::string::npos;
+        ok = frames.front().find("clone") != std::string::npos && line.find(";start_thread;") != std::string::npos;
       } else {
         ok = false;
       }
     }
-    if (ok) c.exact += n;
-    else if (c.first_bad.empty()) c.first_bad = line;
+    if (ok)
+      c.exact += n;
+    else if (c.first_bad.empty())
+      c.first_bad = line;
   }
   return c;
 }
@@ -112,7 +113,8 @@ TEST(UnwindEndToEnd, FramePointerChainsLoseTheCallers) {
   test::TempDir dir;
   const Census c = record("perf", dir);
   ASSERT_GE(c.in_workload, 100u);
-  EXPECT_LT(static_cast<double>(c.exact), 0.5 * static_cast<double>(c.in_workload)) << c.exact << " of " << c.in_workload;
+  EXPECT_LT(static_cast<double>(c.exact), 0.5 * static_cast<double>(c.in_workload))
+      << c.exact << " of " << c.in_workload;
 }
 
 }  // namespace

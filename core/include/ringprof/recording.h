@@ -68,6 +68,10 @@ struct RecorderStats {
   uint64_t samples_taken = 0;     // stack samples the sampler took
   uint64_t samples_written = 0;   // Sample events handed to the sink and accepted (not in events_written)
   uint64_t samples_lost = 0;      // lost: full sample rings, PERF_RECORD_LOST, stack table full, failed writes
+  // Time the sample handler ran on the sampled threads (perf_signal and
+  // timer_signal: unwinding, interpreter frames, the sample ring), summed;
+  // signal delivery itself is the kernel's and not in it.
+  uint64_t sample_handler_ns = 0;
   // Every thread that lost events this session, in the order of its first
   // loss; the sums of its columns are dropped_ring and dropped_io.
   std::vector<ThreadDrops> thread_drops;

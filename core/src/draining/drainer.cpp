@@ -153,6 +153,7 @@ RecorderStats Drainer::stats() const {
   s.threads_seen = threads_seen_.load(std::memory_order_relaxed);
   s.rings_live = rings_live_.load(std::memory_order_relaxed);
   s.samples_taken = samples_taken_.load(std::memory_order_relaxed);
+  s.sample_handler_ns = sample_handler_ns_.load(std::memory_order_relaxed);
   s.samples_written = w.samples_written.load(std::memory_order_relaxed);
   s.samples_lost = samples_lost_.load(std::memory_order_relaxed) + w.samples_lost.load(std::memory_order_relaxed);
   s.drainer_cpu_ns = cpu_ns_.load(std::memory_order_relaxed);

@@ -184,6 +184,7 @@ class Drainer : private sampler::SampleVisitor {
 
   GpuCollector gpu_;  // GPU activity (CUPTI) for the batches; last, so it starts after the rest is set up
   std::atomic<uint64_t> samples_taken_{0};
+  std::atomic<uint64_t> sample_handler_ns_{0};
   std::atomic<uint64_t> samples_lost_{0};  // by the sampler and the stack table (the writer counts its own)
   mutable std::mutex drops_mutex_;       // thread_drops_: written by the drainer and the writer, read by stats()
   std::vector<ThreadDrops> thread_drops_;

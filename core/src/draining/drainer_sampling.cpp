@@ -62,7 +62,10 @@ Drainer::ThreadState& Drainer::thread_for_tid(uint32_t tid) {
 
 void Drainer::sample_round(bool final) {
   if (!sampler_ || !sampler_->on()) {
-    if (final && sampler_) samples_taken_.store(sampler_->taken(), std::memory_order_relaxed);
+    if (final && sampler_) {
+      samples_taken_.store(sampler_->taken(), std::memory_order_relaxed);
+      sample_handler_ns_.store(sampler_->handler_ns(), std::memory_order_relaxed);
+    }
     return;
   }
   const uint64_t now = internal::monotonic_ns();
@@ -87,6 +90,7 @@ void Drainer::sample_round(bool final) {
     }
   }
   samples_taken_.store(sampler_->taken(), std::memory_order_relaxed);
+  sample_handler_ns_.store(sampler_->handler_ns(), std::memory_order_relaxed);
 }
 
 void Drainer::refresh_sampled_names(uint64_t now_ns) {

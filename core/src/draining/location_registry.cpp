@@ -54,8 +54,7 @@ uint32_t LocationRegistry::for_runtime_name(std::string_view name, const char** 
   return id;
 }
 
-uint32_t LocationRegistry::for_interpreter_frame(const std::string& function, const std::string& file,
-                                                uint32_t line) {
+uint32_t LocationRegistry::for_interpreter_frame(const std::string& function, const std::string& file, uint32_t line) {
   std::string key = function;
   key.push_back('\0');
   key += file;

@@ -139,8 +139,10 @@ Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnin
     if (v == "auto") c.sampler = SamplerChoice::Auto;
     else if (v == "perf") c.sampler = SamplerChoice::Perf;
     else if (v == "timer") c.sampler = SamplerChoice::Timer;
-    else if (v == "perf_signal") c.sampler = SamplerChoice::PerfSignal;
-    else env.warn("RINGPROF_SAMPLER", s, "auto, perf_signal, perf or timer");
+    else if (v == "perf_signal")
+      c.sampler = SamplerChoice::PerfSignal;
+    else
+      env.warn("RINGPROF_SAMPLER", s, "auto, perf_signal, perf or timer");
   }
   ops_config_from(c.ops, lookup, warnings);  // RINGPROF_MODE, _SCHEDULE, _DUTY_CYCLE, _FORK, ... (ops_config.cpp)
   return c;

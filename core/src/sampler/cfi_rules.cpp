@@ -61,8 +61,10 @@ class Cursor {
     return static_cast<int64_t>(v);
   }
   void skip(uint64_t n) noexcept {
-    if (!ok_ || n > end_ - pos_) ok_ = false;
-    else pos_ += n;
+    if (!ok_ || n > end_ - pos_)
+      ok_ = false;
+    else
+      pos_ += n;
   }
   // An encoded pointer; `data_base` serves DW_EH_PE_datarel.
   uint64_t pointer(uint8_t enc, uint64_t data_base = 0) noexcept {
@@ -152,7 +154,7 @@ bool parse_cie(const UnwindModule& m, uint64_t at, Cie* cie) noexcept {
   }
   aug[n] = 0;
   if (n >= 2 && aug[0] == 'e' && aug[1] == 'h') c.skip(8);  // old GCC: a pointer, then the rest
-  if (version == 4) c.skip(2);                               // address size, segment size
+  if (version == 4) c.skip(2);                              // address size, segment size
   cie->code_align = c.uleb();
   cie->data_align = c.sleb();
   cie->ra_reg = version == 1 ? c.fixed<uint8_t>() : c.uleb();
@@ -165,7 +167,9 @@ bool parse_cie(const UnwindModule& m, uint64_t at, Cie* cie) noexcept {
         case 'R': cie->fde_enc = a.fixed<uint8_t>(); break;
         case 'P': a.pointer(static_cast<uint8_t>(a.fixed<uint8_t>() & ~kPeIndirect)); break;
         case 'L': a.fixed<uint8_t>(); break;
-        case 'S': case 'B': case 'G': break;
+        case 'S':
+        case 'B':
+        case 'G': break;
         default: i = n; break;  // unknown: the length lets us skip the rest
       }
     }
@@ -230,18 +234,24 @@ bool run_program(const Cie& cie, uint64_t insns, uint64_t end, uint64_t* loc, ui
         if (*loc > pc) return c.ok();
         break;
       }
-      case 0x02: if (!advance(c.fixed<uint8_t>())) return c.ok(); break;
-      case 0x03: if (!advance(c.fixed<uint16_t>())) return c.ok(); break;
-      case 0x04: if (!advance(c.fixed<uint32_t>())) return c.ok(); break;
+      case 0x02:
+        if (!advance(c.fixed<uint8_t>())) return c.ok();
+        break;
+      case 0x03:
+        if (!advance(c.fixed<uint16_t>())) return c.ok();
+        break;
+      case 0x04:
+        if (!advance(c.fixed<uint32_t>())) return c.ok();
+        break;
       case 0x05: {  // offset_extended
         const uint64_t reg = c.uleb();
         set_reg(reg, RowState::Loc::Offset, static_cast<int64_t>(c.uleb()) * cie.data_align);
         break;
       }
-      case 0x06: restore_reg(c.uleb()); break;                             // restore_extended
-      case 0x07: set_reg(c.uleb(), RowState::Loc::Undefined, 0); break;    // undefined
-      case 0x08: set_reg(c.uleb(), RowState::Loc::Same, 0); break;         // same_value
-      case 0x09: {                                                         // register
+      case 0x06: restore_reg(c.uleb()); break;                           // restore_extended
+      case 0x07: set_reg(c.uleb(), RowState::Loc::Undefined, 0); break;  // undefined
+      case 0x08: set_reg(c.uleb(), RowState::Loc::Same, 0); break;       // same_value
+      case 0x09: {                                                       // register
         const uint64_t reg = c.uleb();
         c.uleb();
         set_reg(reg, RowState::Loc::Other, 0);
@@ -267,7 +277,7 @@ bool run_program(const Cie& cie, uint64_t insns, uint64_t end, uint64_t* loc, ui
         break;
       }
       case 0x0e: row->cfa_offset = static_cast<int64_t>(c.uleb()); break;  // def_cfa_offset
-      case 0x0f: {  // def_cfa_expression
+      case 0x0f: {                                                         // def_cfa_expression
         // The one x86-64 objects commonly carry is the PLT's: rsp + 8, plus
         // 8 once the stub has pushed its index, i.e. when (rip & 15) >= N:
         // breg7 8; breg16 0; lit15; and; litN; ge; lit3; shl; plus.
@@ -283,7 +293,8 @@ bool run_program(const Cie& cie, uint64_t insns, uint64_t end, uint64_t* loc, ui
         row->cfa_offset = plt ? e[6] - 0x30 : 0;
         break;
       }
-      case 0x10: case 0x16: {  // expression, val_expression
+      case 0x10:
+      case 0x16: {  // expression, val_expression
         const uint64_t reg = c.uleb();
         c.skip(c.uleb());
         set_reg(reg, RowState::Loc::Other, 0);
@@ -301,10 +312,13 @@ bool run_program(const Cie& cie, uint64_t insns, uint64_t end, uint64_t* loc, ui
         break;
       }
       case 0x13: row->cfa_offset = c.sleb() * cie.data_align; break;  // def_cfa_offset_sf
-      case 0x14: case 0x15: {                                          // val_offset(_sf)
+      case 0x14:
+      case 0x15: {  // val_offset(_sf)
         const uint64_t reg = c.uleb();
-        if (op == 0x14) c.uleb();
-        else c.sleb();
+        if (op == 0x14)
+          c.uleb();
+        else
+          c.sleb();
         set_reg(reg, RowState::Loc::Other, 0);
         break;
       }
@@ -329,8 +343,10 @@ bool lookup_fde(const UnwindModule& m, uint64_t pc, uint64_t* fde) noexcept {
   uint32_t lo = 0, hi = m.fde_count;  // first entry whose start is > pc
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (table[2 * mid] <= rel) lo = mid + 1;
-    else hi = mid;
+    if (table[2 * mid] <= rel)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return false;
   *fde = m.hdr + static_cast<uint64_t>(static_cast<int64_t>(table[2 * (lo - 1) + 1]));
@@ -368,17 +384,20 @@ bool find_rule(const UnwindModule& m, uint64_t pc, FrameRule* out) noexcept {
     case RowState::Cfa::Sp: r.cfa = FrameRule::Cfa::Sp; break;
     case RowState::Cfa::Fp: r.cfa = FrameRule::Cfa::Fp; break;
     case RowState::Cfa::Plt: r.cfa = FrameRule::Cfa::Plt; break;  // cfa_offset holds N
-    case RowState::Cfa::Other: case RowState::Cfa::Expr: return false;
+    case RowState::Cfa::Other:
+    case RowState::Cfa::Expr: return false;
   }
   if (row.cfa_offset < -(1 << 30) || row.cfa_offset > (1 << 30)) return false;
   r.cfa_offset = static_cast<int32_t>(row.cfa_offset);
   switch (row.ra) {
     case RowState::Loc::Undefined: r.ra_undefined = true; break;
     case RowState::Loc::Offset: r.ra_offset = static_cast<int32_t>(row.ra_offset); break;
-    case RowState::Loc::Same: case RowState::Loc::Other: return false;
+    case RowState::Loc::Same:
+    case RowState::Loc::Other: return false;
   }
   switch (row.fp) {
-    case RowState::Loc::Same: case RowState::Loc::Undefined: break;
+    case RowState::Loc::Same:
+    case RowState::Loc::Undefined: break;
     case RowState::Loc::Offset:
       r.fp_saved = true;
       r.fp_offset = static_cast<int32_t>(row.fp_offset);

@@ -28,7 +28,7 @@ struct UnwindModule {
   uint64_t hdr = 0;             // .eh_frame_hdr
   uint64_t table = 0;           // its search table: fde_count pairs of int32, relative to hdr
   uint32_t fde_count = 0;
-  uint64_t lo = 0, hi = 0;      // the readable range every read must stay inside
+  uint64_t lo = 0, hi = 0;  // the readable range every read must stay inside
 };
 
 struct FrameRule {

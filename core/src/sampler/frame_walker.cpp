@@ -26,6 +26,11 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) void load_pair(ui
 // The same for n bytes.
 __attribute__((no_sanitize("address", "thread", "undefined"))) void load_bytes(uint64_t addr, void* out,
                                                                                size_t n) noexcept {
+  if (n == 8 && (addr & 7) == 0) {  // the unwinder's common case: one aligned word
+    const uint64_t v = *reinterpret_cast<const volatile uint64_t*>(addr);
+    std::memcpy(out, &v, 8);
+    return;
+  }
   const volatile unsigned char* p = reinterpret_cast<const volatile unsigned char*>(addr);
   auto* o = static_cast<unsigned char*>(out);
   for (size_t i = 0; i < n; ++i) o[i] = p[i];
@@ -71,6 +76,10 @@ bool StackReader::fill(uint64_t page) noexcept {
 
 bool StackReader::read_pair(uint64_t addr, uint64_t out[2]) noexcept {
   if (addr >= kUserTop - 16) return false;
+  if (addr >= direct_lo_ && addr + 16 <= direct_hi_) {
+    load_pair(addr, out);
+    return true;
+  }
   if (mode_ == Mode::Mincore) {
     const uint64_t first = addr & ~uint64_t{kPageBytes - 1}, last = (addr + 15) & ~uint64_t{kPageBytes - 1};
     if (!page_mapped(first) || (last != first && !page_mapped(last))) return false;
@@ -88,6 +97,10 @@ bool StackReader::read_pair(uint64_t addr, uint64_t out[2]) noexcept {
 bool StackReader::read(uint64_t addr, void* out, size_t n) noexcept {
   if (n == 0) return true;
   if (n > kPageBytes || addr >= kUserTop - n) return false;
+  if (addr >= direct_lo_ && addr + n <= direct_hi_) {
+    load_bytes(addr, out, n);
+    return true;
+  }
   if (mode_ == Mode::Mincore) {
     const uint64_t first = addr & ~uint64_t{kPageBytes - 1}, last = (addr + n - 1) & ~uint64_t{kPageBytes - 1};
     if (!page_mapped(first) || (last != first && !page_mapped(last))) return false;
@@ -100,6 +113,43 @@ bool StackReader::read(uint64_t addr, void* out, size_t n) noexcept {
   }
   std::memcpy(out, buf_ + (addr - base_), n);
   return true;
+}
+
+size_t StackReader::read_many(const uint64_t* addrs, void* const* outs, const size_t* sizes, size_t n) noexcept {
+  if (mode_ == Mode::Mincore) {
+    size_t i = 0;
+    while (i < n && read(addrs[i], outs[i], sizes[i])) ++i;
+    return i;
+  }
+  constexpr size_t kBatch = 64;
+  size_t done = 0;
+  while (done < n) {
+    const size_t m = n - done < kBatch ? n - done : kBatch;
+    iovec local[kBatch], remote[kBatch];
+    size_t want = 0;
+    for (size_t i = 0; i < m; ++i) {
+      if (addrs[done + i] >= kUserTop - sizes[done + i]) return done + i;
+      local[i] = {outs[done + i], sizes[done + i]};
+      remote[i] = {reinterpret_cast<void*>(addrs[done + i]), sizes[done + i]};
+      want += sizes[done + i];
+    }
+    const long got = syscall(SYS_process_vm_readv, static_cast<long>(pid_), local, static_cast<unsigned long>(m),
+                             remote, static_cast<unsigned long>(m), 0ul);
+    if (got < 0) return done;
+    if (static_cast<size_t>(got) == want) {
+      done += m;
+      continue;
+    }
+    // The kernel stops at the first range it cannot read: count the whole
+    // ones before it.
+    size_t left = static_cast<size_t>(got);
+    for (size_t i = 0; i < m && left >= sizes[done + i]; ++i) {
+      left -= sizes[done + i];
+      ++done;
+    }
+    return done;
+  }
+  return done;
 }
 
 size_t walk_frame_pointers(uint64_t ip, uint64_t fp, uint64_t sp, uint64_t* out, size_t max,

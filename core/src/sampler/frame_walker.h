@@ -10,6 +10,10 @@
 // from a window of two pages copied at once, so a typical walk costs one or
 // two system calls.
 //
+// Where the sampled thread's stack is known (set_direct_range), reads inside
+// it are plain loads: the handler runs on that thread, whose stack cannot be
+// unmapped under it.
+//
 // Where process_vm_readv is refused (seccomp in some container profiles), the
 // reader falls back to mincore() to check that the page is mapped and then
 // loads directly (uninstrumented); that is racy only against another thread
@@ -42,9 +46,21 @@ class StackReader {
   // [addr, addr + n) is not readable.
   bool read(uint64_t addr, void* out, size_t n) noexcept;
   bool read_word(uint64_t addr, uint64_t* out) noexcept { return read(addr, out, sizeof *out); }
+  // Reads scattered ranges (each at most kPageBytes) with one system call
+  // per 64 of them, bypassing the window; how many of the first were read
+  // whole. `local`/`remote` are n iovecs of scratch each.
+  size_t read_many(const uint64_t* addrs, void* const* outs, const size_t* sizes, size_t n) noexcept;
 
   // Which mode works in this process: process_vm_readv unless refused.
   static Mode probe_mode() noexcept;
+
+  // A range known to stay mapped while the reader is used (the sampled
+  // thread's own stack, while that thread is stopped in our handler): reads
+  // inside it are plain loads, without a system call.
+  void set_direct_range(uint64_t lo, uint64_t hi) noexcept {
+    direct_lo_ = lo;
+    direct_hi_ = hi;
+  }
 
  private:
   bool fill(uint64_t page) noexcept;
@@ -54,6 +70,7 @@ class StackReader {
   Mode mode_;
   uint64_t base_ = 0;   // address of buf_[0]
   uint64_t len_ = 0;    // readable bytes in buf_ (0: empty)
+  uint64_t direct_lo_ = 0, direct_hi_ = 0;
 };
 
 // Walks frame pointers from (ip, fp), with `sp` the interrupted stack pointer.

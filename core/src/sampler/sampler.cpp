@@ -173,6 +173,7 @@ void Sampler::close_thread(uint32_t tid, SampleVisitor& v) {
     it->second->disarm();
     it->second->read(v);
     taken_closed_ += it->second->taken();
+    handler_ns_closed_ += it->second->handler_ns();
     timers_.erase(it);
   }
 }
@@ -222,6 +223,12 @@ void Sampler::stop(SampleVisitor& v) {
   for (const auto& [tid, e] : perf_) tids.push_back(tid);
   for (const auto& [tid, t] : timers_) tids.push_back(tid);
   for (uint32_t tid : tids) close_thread(tid, v);
+}
+
+uint64_t Sampler::handler_ns() const noexcept {
+  uint64_t n = handler_ns_closed_;
+  for (const auto& [tid, t] : timers_) n += t->handler_ns();
+  return n;
 }
 
 uint64_t Sampler::taken() const noexcept {

@@ -75,6 +75,8 @@ class Sampler {
 
   // Samples taken so far: delivered, waiting, or lost.
   uint64_t taken() const noexcept;
+  // Time the signal mechanisms' handler ran on the sampled threads so far.
+  uint64_t handler_ns() const noexcept;
 
  private:
   enum class Mechanism : uint8_t { Off, Perf, PerfSignal, Timer };
@@ -93,6 +95,7 @@ class Sampler {
   bool stopped_ = false;
   uint64_t next_scan_ns_ = 0;
   uint64_t taken_closed_ = 0;  // by threads no longer covered (timer mode)
+  uint64_t handler_ns_closed_ = 0;
   uint64_t taken_perf_ = 0;    // perf mode: records read plus losses the kernel reported
   std::unordered_map<uint32_t, std::unique_ptr<PerfThreadEvent>> perf_;
   std::unordered_map<uint32_t, std::unique_ptr<SignalThreadSampler>> timers_;

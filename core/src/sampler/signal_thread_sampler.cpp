@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -25,8 +26,8 @@ namespace ringprof::sampler {
 
 namespace {
 
-constexpr uint32_t kSlots = 4096;            // threads armed at once, at most
-constexpr uint32_t kRingEvents = 1024;       // 32 KiB per thread: ~15 deepest samples
+constexpr uint32_t kSlots = 4096;       // threads armed at once, at most
+constexpr uint32_t kRingEvents = 1024;  // 32 KiB per thread: ~15 deepest samples
 constexpr uint32_t kMaxRecordSlots = 1 + sample_frame_slots(kMaxSampleWords);
 constexpr size_t kMaxInterpFrames = kMaxSampleFrames;
 // Perf descriptors that signal: the slot key for each, by descriptor number
@@ -35,35 +36,91 @@ constexpr size_t kMaxInterpFrames = kMaxSampleFrames;
 constexpr int kMaxPerfFd = 1 << 16;
 std::atomic<uint64_t> g_fd_keys[kMaxPerfFd];
 
+// The writable mapping of /proc/self/maps that holds addr (a thread's stack).
+bool mapping_containing(uint64_t addr, uint64_t* lo, uint64_t* hi) {
+  FILE* f = std::fopen("/proc/self/maps", "re");
+  if (!f) return false;
+  char line[512];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f)) {
+    unsigned long long a = 0, b = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%llx-%llx %7s", &a, &b, perms) != 3) continue;
+    // Not fgets-complete lines: skip the rest of an overlong one.
+    if (!std::strchr(line, '\n')) {
+      int ch;
+      while ((ch = std::fgetc(f)) != EOF && ch != '\n') {
+      }
+    }
+    if (addr >= a && addr < b && perms[0] == 'r' && perms[1] == 'w') {
+      *lo = a;
+      *hi = b;
+      found = true;
+    }
+  }
+  std::fclose(f);
+  return found;
+}
+
 // What the handler needs besides the ring, allocated by the drainer.
 struct Scratch {
   unsigned char stack_window[StackReader::kWindowBytes];
   unsigned char interp_window[StackReader::kWindowBytes];
   uint64_t words[kMaxSampleWords];
   internal::CapturedFrame interp[kMaxInterpFrames];
+  // The interpreter hooks' working memory: copies of up to kMaxInterpFrames
+  // frames' code objects and their bookkeeping.
+  alignas(16) unsigned char interp_scratch[kMaxInterpFrames * 320];
   RuleCache rules;
 };
 
 struct alignas(64) Slot {
-  std::atomic<uint64_t> key{0};    // (generation << 32) | (index + 1) while armed; 0 otherwise
-  std::atomic<uint32_t> busy{0};   // handlers inside this slot
-  std::atomic<uint64_t> taken{0};  // written by the handler only
-  std::atomic<uint64_t> missed{0};  // periods the kernel folded into one signal (timer overruns)
+  std::atomic<uint64_t> key{0};         // (generation << 32) | (index + 1) while armed; 0 otherwise
+  std::atomic<uint32_t> busy{0};        // handlers inside this slot
+  std::atomic<uint64_t> taken{0};       // written by the handler only
+  std::atomic<uint64_t> missed{0};      // periods the kernel folded into one signal (timer overruns)
+  std::atomic<uint64_t> handler_ns{0};  // time spent in take_sample, written by the handler only
+  // The thread's stack mapping, found by the drainer from the first sample's
+  // stack pointer (seen_sp); reads inside it need no system call. 0: unknown.
+  std::atomic<uint64_t> seen_sp{0};
+  std::atomic<uint64_t> stack_lo{0}, stack_hi{0};
   // Set by the drainer before `key` is published; read-only while armed.
   uint32_t tid = 0;
   int pid = 0;
   StackReader::Mode mode = StackReader::Mode::ProcessVmReadv;
   Ring* ring = nullptr;
   Scratch* scratch = nullptr;
-  bool owned = false;               // drainer-only: the slot belongs to a SignalThreadSampler
+  bool owned = false;  // drainer-only: the slot belongs to a SignalThreadSampler
 };
 
 Slot g_slots[kSlots];
 std::atomic<uint32_t> g_generation{0};
 std::atomic<int> g_signo{0};
 
+void record_sample(Slot& s, void* ctx, uint64_t now) noexcept;
+
 bool read_interp(void* self, uint64_t addr, void* out, size_t n) noexcept {
   return static_cast<StackReader*>(self)->read(addr, out, n);
+}
+
+size_t read_interp_many(void* self, const internal::ReadRequest* requests, size_t n) noexcept {
+  constexpr size_t kBatch = 64;
+  size_t done = 0;
+  while (done < n) {
+    uint64_t addrs[kBatch];
+    void* outs[kBatch];
+    size_t sizes[kBatch];
+    const size_t m = n - done < kBatch ? n - done : kBatch;
+    for (size_t i = 0; i < m; ++i) {
+      addrs[i] = requests[done + i].addr;
+      outs[i] = requests[done + i].out;
+      sizes[i] = requests[done + i].n;
+    }
+    const size_t got = static_cast<StackReader*>(self)->read_many(addrs, outs, sizes, m);
+    done += got;
+    if (got < m) break;
+  }
+  return done;
 }
 
 void take_sample(Slot& s, uint64_t overrun, void* ctx) noexcept {
@@ -72,6 +129,13 @@ void take_sample(Slot& s, uint64_t overrun, void* ctx) noexcept {
   // and lost, so the accounting shows a rate above CONFIG_HZ is not reached.
   if (overrun) s.missed.store(s.missed.load(std::memory_order_relaxed) + overrun, std::memory_order_relaxed);
   s.taken.store(s.taken.load(std::memory_order_relaxed) + 1 + overrun, std::memory_order_relaxed);
+  const uint64_t t0 = internal::monotonic_ns();
+  record_sample(s, ctx, t0);
+  s.handler_ns.store(s.handler_ns.load(std::memory_order_relaxed) + (internal::monotonic_ns() - t0),
+                     std::memory_order_relaxed);
+}
+
+void record_sample(Slot& s, void* ctx, uint64_t now) noexcept {
   Ring* r = s.ring;
   Scratch& x = *s.scratch;
   const auto* uc = static_cast<const ucontext_t*>(ctx);
@@ -81,19 +145,28 @@ void take_sample(Slot& s, uint64_t overrun, void* ctx) noexcept {
   in.sp = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RSP]);
   if (const internal::InterpreterFrameHooks* h = internal::interpreter_frame_hooks(); h && h->capture) {
     StackReader interp_reader(s.pid, x.interp_window, s.mode);
-    internal::MemoryReader mem{read_interp, &interp_reader};
+    internal::MemoryReader mem{read_interp, read_interp_many, &interp_reader, x.interp_scratch,
+                               sizeof x.interp_scratch};
     in.interp = x.interp;
     in.interp_count = h->capture(mem, x.interp, kMaxInterpFrames);
     in.eval_begin = h->eval_begin;
     in.eval_end = h->eval_end;
   }
   StackReader reader(s.pid, x.stack_window, s.mode);
+  const uint64_t hi = s.stack_hi.load(std::memory_order_acquire);
+  if (hi == 0) {
+    if (s.seen_sp.load(std::memory_order_relaxed) == 0) s.seen_sp.store(in.sp, std::memory_order_relaxed);
+  } else if (in.sp >= s.stack_lo.load(std::memory_order_relaxed) && in.sp < hi) {
+    // On its own stack (not a coroutine's or an alternate one): the part
+    // from sp up is mapped for as long as this handler runs.
+    reader.set_direct_range(in.sp, hi);
+  }
   const size_t n = unwind_stack(in, reader, &x.rules, x.words, kMaxSampleWords).words;
   const uint32_t slots = sample_frame_slots(n);
   uint64_t pos;
   if (!Ring::claim(r, 1 + slots, &pos)) return;  // full: the ring counts the drop (never grown)
   Event* e = r->slot_at(pos);
-  e->ts = internal::monotonic_ns();
+  e->ts = now;
   e->kind = EventKind::Sample;
   e->ref = NameRef::None;
   e->extra = static_cast<uint16_t>(n);
@@ -130,9 +203,7 @@ void on_signal(int, siginfo_t* si, void* ctx) {
   errno = saved;
 }
 
-bool ours(const struct sigaction& sa) {
-  return (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == on_signal;
-}
+bool ours(const struct sigaction& sa) { return (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == on_signal; }
 
 }  // namespace
 
@@ -245,6 +316,10 @@ std::unique_ptr<SignalThreadSampler> SignalThreadSampler::open(uint32_t tid, uin
   s.scratch = scratch;
   s.taken.store(0, std::memory_order_relaxed);
   s.missed.store(0, std::memory_order_relaxed);
+  s.handler_ns.store(0, std::memory_order_relaxed);
+  s.seen_sp.store(0, std::memory_order_relaxed);
+  s.stack_lo.store(0, std::memory_order_relaxed);
+  s.stack_hi.store(0, std::memory_order_relaxed);
   const uint64_t gen = g_generation.fetch_add(1, std::memory_order_relaxed) + 1;
   const uint64_t key = (gen << 32) | (index + 1);
   s.key.store(key, std::memory_order_seq_cst);
@@ -346,13 +421,26 @@ SignalThreadSampler::~SignalThreadSampler() {
   s.owned = false;
 }
 
-uint64_t SignalThreadSampler::taken() const noexcept {
-  return g_slots[slot_].taken.load(std::memory_order_relaxed);
+uint64_t SignalThreadSampler::handler_ns() const noexcept {
+  return g_slots[slot_].handler_ns.load(std::memory_order_relaxed);
 }
 
+uint64_t SignalThreadSampler::taken() const noexcept { return g_slots[slot_].taken.load(std::memory_order_relaxed); }
+
 void SignalThreadSampler::read(SampleVisitor& v) {
-  Ring* r = g_slots[slot_].ring;
+  Slot& s = g_slots[slot_];
+  Ring* r = s.ring;
   if (!r) return;
+  if (!stack_looked_up_) {
+    if (const uint64_t sp = s.seen_sp.load(std::memory_order_relaxed)) {
+      stack_looked_up_ = true;
+      uint64_t lo = 0, hi = 0;
+      if (mapping_containing(sp, &lo, &hi)) {
+        s.stack_lo.store(lo, std::memory_order_relaxed);
+        s.stack_hi.store(hi, std::memory_order_release);
+      }
+    }
+  }
   uint64_t ready = r->readable();
   uint64_t i = 0;
   while (i < ready) {

@@ -78,6 +78,8 @@ class SignalThreadSampler {
   bool set_hz(uint32_t hz);
   // Samples the handler took (delivered, waiting or dropped).
   uint64_t taken() const noexcept;
+  // Time its handler has run so far.
+  uint64_t handler_ns() const noexcept;
   uint32_t tid() const noexcept { return tid_; }
 
  private:
@@ -91,6 +93,7 @@ class SignalThreadSampler {
   bool armed_ = false;
   bool leaked_ = false;  // a handler never left the slot: keep its memory forever
   uint64_t dropped_seen_ = 0;
+  bool stack_looked_up_ = false;
   uint64_t words_[kMaxSampleWords];
 };
 

@@ -53,8 +53,10 @@ UnwindResult unwind_stack(const UnwindInput& in, StackReader& stack, RuleCache* 
   };
   uint64_t pc = in.pc, sp = in.sp, fp = in.fp;
   for (size_t step = 0; step < kMaxSteps && r.words < max_words; ++step) {
-    if (next_interp < in.interp_count && pc >= in.eval_begin && pc < in.eval_end) emit_interp_group();
-    else out[r.words++] = pc;
+    if (next_interp < in.interp_count && pc >= in.eval_begin && pc < in.eval_end)
+      emit_interp_group();
+    else
+      out[r.words++] = pc;
     // A return address points after its call: look up the call itself.
     const uint64_t lookup = step == 0 ? pc : pc - 1;
     FrameRule rule;

@@ -100,8 +100,10 @@ const UnwindModule* UnwindView::find(uint64_t pc) const noexcept {
   size_t lo = 0, hi = snap_->count;  // first module starting after pc
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (snap_->modules[mid].start <= pc) lo = mid + 1;
-    else hi = mid;
+    if (snap_->modules[mid].start <= pc)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return nullptr;
   const UnwindModule& m = snap_->modules[lo - 1];

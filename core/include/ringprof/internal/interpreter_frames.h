@@ -32,23 +32,43 @@
 
 namespace ringprof::internal {
 
+// One read of a batch: `n` bytes at `addr` into `out`.
+struct ReadRequest {
+  uint64_t addr = 0;
+  void* out = nullptr;
+  size_t n = 0;
+};
+
 // Guarded reads of this process's memory (process_vm_readv, so an unmapped
 // address fails instead of faulting). Async-signal-safe.
 struct MemoryReader {
   bool (*read_fn)(void* self, uint64_t addr, void* out, size_t n) noexcept = nullptr;
+  // A batch in as few system calls as it can (one process_vm_readv with an
+  // iovec each); how many of the first requests were read whole. Optional.
+  size_t (*read_many_fn)(void* self, const ReadRequest* requests, size_t n) noexcept = nullptr;
   void* self = nullptr;
+  // Working memory `capture` may use (in the handler: the thread's own).
+  unsigned char* scratch = nullptr;
+  size_t scratch_bytes = 0;
+
   bool read(uint64_t addr, void* out, size_t n) const noexcept { return read_fn(self, addr, out, n); }
   template <class T>
   bool read(uint64_t addr, T* out) const noexcept {
     return read_fn(self, addr, out, sizeof(T));
   }
+  size_t read_many(const ReadRequest* requests, size_t n) const noexcept {
+    if (read_many_fn) return read_many_fn(self, requests, n);
+    size_t i = 0;
+    while (i < n && read(requests[i].addr, requests[i].out, requests[i].n)) ++i;
+    return i;
+  }
 };
 
 struct CapturedFrame {
-  uint64_t code = 0;    // the code object's address (non-zero, below 2^56)
-  uint32_t check = 0;   // fingerprint of the code object at sample time
-  uint32_t instr = 0;   // instruction offset in the code object (bytes), for the line
-  bool entry = false;   // the outermost frame of one run of the evaluation loop
+  uint64_t code = 0;   // the code object's address (non-zero, below 2^56)
+  uint32_t check = 0;  // fingerprint of the code object at sample time
+  uint32_t instr = 0;  // instruction offset in the code object (bytes), for the line
+  bool entry = false;  // the outermost frame of one run of the evaluation loop
 };
 
 struct FrameName {

@@ -29,7 +29,7 @@ struct ResolvedFrame {
   uint32_t module_id = 0;   // 0: the address is in no recorded module
   uint64_t address = 0;     // as recorded (a return address for callers)
   bool symbolized = false;  // function came from a symbol table
-  bool interpreted = false; // a Python frame (function, file and line from the interpreter)
+  bool interpreted = false;  // a Python frame (function, file and line from the interpreter)
 };
 
 class Symbolizer;
