@@ -13,6 +13,7 @@ and the samples are read back with `ringprof flame`.
 - a program that keeps creating threads, generators, exceptions and new code
   (exec) at 999 Hz exits normally and its samples name only real functions.
 """
+import csv
 import math
 import os
 import sys
@@ -94,9 +95,26 @@ class PythonSamples(unittest.TestCase):
         # or popped), so 99%, not all.
         self.assertGreaterEqual(main_rooted, 0.99 * main_total, "%d of %d samples reach _start with <module> and "
                                 "spin; others: %s" % (main_rooted, main_total, bad[:3]))
+        return d
 
     def test_split_perf_signal(self):
-        self.check_split("perf_signal", 3.0)
+        d = self.check_split("perf_signal", 3.0)
+        # The Python functions view: spin() is the innermost Python frame of
+        # nearly every sample in the split (cbrt and sqrt run below it, and
+        # the loop in f50/f30/f20 is one call); the three callers have no
+        # self time of their own but their totals.
+        rows = {r["function"]: r for r in csv.DictReader(
+            cli("table", "--samples", "--python", "--format", "csv", d).splitlines())}
+        for name in ("spin", "f50", "f30", "f20", "<module>"):
+            self.assertIn(name, rows, sorted(rows))
+        self.assertRegex(rows["spin"]["location"], r"\.py:\d+$")
+        callers = sum(int(rows[n]["total"]) for n in ("f50", "f30", "f20"))
+        self.assertGreaterEqual(int(rows["spin"]["self"]), 0.95 * callers)
+        for n in ("f50", "f30", "f20"):
+            self.assertLessEqual(int(rows[n]["self"]), 0.05 * int(rows[n]["total"]) + 1, rows[n])
+        # Only Python functions: no native frame is a row.
+        self.assertNotIn("_start", rows)
+        self.assertNotIn("_PyEval_EvalFrameDefault", rows)
 
     def test_split_timer(self):
         self.check_split("timer", 4.0)

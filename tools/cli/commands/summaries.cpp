@@ -27,6 +27,7 @@ struct ReportArgs {
   std::string format = "text";
   std::string sort;            // table: "" is the default column
   bool samples = false;        // table --samples
+  bool python = false;         // table --samples --python
   bool group_by_args = false;  // table --group-by-args
   std::vector<std::string> symbol_paths;
   size_t name_width = kGpuNameWidth;  // gpu --name-width
@@ -46,7 +47,8 @@ int run_sample_table(const ReportArgs& a, SampleColumn sort) {
   options.thread = a.thread;
   const SampleProfile profile = collect_samples(input.reader(), options);
   StackResolver resolver(a.symbol_paths);
-  print(format_sample_table(compute_sample_table(input.reader(), profile, resolver, sort, a.top), table_format(a)));
+  print(format_sample_table(compute_sample_table(input.reader(), profile, resolver, sort, a.top, a.python),
+                            table_format(a)));
   report_symbol_warnings(resolver);
   report_no_samples(profile);
   return report_problems(input.reader());
@@ -58,6 +60,7 @@ void check_sort(const ReportArgs& a) {
   const bool known = a.samples ? parse_sample_column(a.sort.empty() ? "self" : a.sort).has_value()
                                : parse_table_column(a.sort.empty() ? "total" : a.sort).has_value();
   if (!known) usage_error("bad --sort column: '" + a.sort + "'");
+  if (a.python && !a.samples) usage_error("--python goes with --samples");
 }
 
 int run_table(const ReportArgs& a) {
@@ -116,6 +119,8 @@ void add_summary_commands(CLI::App& app) {
       "events.");
   add_paths(t, table->paths);
   t.add_flag("--samples", table->samples, "functions by self and total share of CPU samples instead of zones");
+  t.add_flag("--python", table->python,
+             "with --samples: Python functions only, self = samples whose innermost Python frame it is");
   t.add_flag("--group-by-args", table->group_by_args,
              "one row per name and distinct zone arguments (an Args column), e.g. PyTorch operators by input shapes");
   t.add_option("--sort", table->sort,

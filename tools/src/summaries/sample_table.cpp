@@ -30,23 +30,29 @@ std::string where(const TraceReader& reader, const SampleCount& c, const Resolve
 }  // namespace
 
 SampleTable compute_sample_table(const TraceReader& reader, const SampleProfile& profile, StackResolver& resolver,
-                                 SampleColumn sort, size_t top) {
+                                 SampleColumn sort, size_t top, bool python_only) {
   std::unordered_map<std::string, SampleRow> rows;
   std::unordered_set<std::string> seen;  // functions already counted for this stack
   for (const SampleCount& c : profile.counts) {
     const ProcessState& process = reader.processes()[c.process];
     const std::vector<ResolvedFrame>& frames = resolver.stack(process, c.stack_id);
     seen.clear();
+    bool innermost = true;
     for (size_t i = 0; i < frames.size(); ++i) {
       const ResolvedFrame& f = frames[i];
-      auto [it, inserted] = rows.try_emplace(f.function);
+      if (python_only && !f.interpreted) continue;
+      // Python functions of one name in several files (`<module>`, `forward`)
+      // are different functions.
+      const std::string key = f.interpreted ? f.function + '\0' + f.file : f.function;
+      auto [it, inserted] = rows.try_emplace(key);
       SampleRow& row = it->second;
       if (inserted) {
         row.function = f.function;
         row.location = where(reader, c, f);
       }
-      if (i == 0) row.self += c.count;
-      if (seen.insert(f.function).second) row.total += c.count;
+      if (python_only ? innermost : i == 0) row.self += c.count;
+      innermost = false;
+      if (seen.insert(key).second) row.total += c.count;
     }
   }
   SampleTable t;

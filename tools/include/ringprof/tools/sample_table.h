@@ -35,8 +35,12 @@ struct SampleTable {
   uint64_t period_ns = 0;
 };
 
+// With `python_only`, the rows are the Python functions (interpreter frames)
+// alone, one per function and file: self counts the samples whose innermost
+// Python frame it is (whatever native code ran below it), total those it is
+// in; shares stay of every sample.
 SampleTable compute_sample_table(const TraceReader& reader, const SampleProfile& profile, StackResolver& resolver,
-                                 SampleColumn sort = SampleColumn::Self, size_t top = 0);
+                                 SampleColumn sort = SampleColumn::Self, size_t top = 0, bool python_only = false);
 
 std::string format_sample_table(const SampleTable& table, TableFormat format);
 
