@@ -9,10 +9,11 @@
 //   see the same machine. The time is the benchmark thread's own CPU time,
 //   which includes what the kernel and our signal handler spend on it per
 //   sample. Ratios against sampling off, in the same run, are the slowdown.
-// BM_DrainerPerSample: the drainer thread's CPU time per sample (reading the
-//   perf rings, interning stacks, building Sample events, encoding nothing:
-//   the sink discards), from its schedstat, with 4 threads sampled at 1000 Hz,
-//   minus the same drainer's time with sampling off.
+// BM_DrainerPerSample/0,1: the drainer thread's CPU time per sample (reading
+//   the perf rings (0) or the handler's sample rings (1), interning stacks,
+//   building Sample events, encoding nothing: the sink discards), from its
+//   schedstat, with 4 threads sampled at 1000 Hz, minus the same drainer's
+//   time with sampling off.
 #include <benchmark/benchmark.h>
 #include <dirent.h>
 
@@ -86,8 +87,9 @@ uint64_t drainer_cpu_ns() {
 }
 
 // The drainer's CPU over `seconds` of 4 busy threads, and the samples taken.
-std::pair<uint64_t, uint64_t> drainer_run(uint32_t hz, double seconds, int n_threads = 4) {
-  ringprof::start(config(hz, ringprof::SamplerChoice::Perf), std::make_shared<DiscardSink>());
+std::pair<uint64_t, uint64_t> drainer_run(uint32_t hz, double seconds, int n_threads = 4,
+                                          ringprof::SamplerChoice choice = ringprof::SamplerChoice::Perf) {
+  ringprof::start(config(hz, choice), std::make_shared<DiscardSink>());
   std::atomic<bool> quit{false};
   std::vector<std::thread> threads;
   for (int t = 0; t < n_threads; ++t)
@@ -108,9 +110,10 @@ std::pair<uint64_t, uint64_t> drainer_run(uint32_t hz, double seconds, int n_thr
 }
 
 void BM_DrainerPerSample(benchmark::State& state) {
+  const auto choice = state.range(0) ? ringprof::SamplerChoice::PerfSignal : ringprof::SamplerChoice::Perf;
   for (auto _ : state) {
-    const auto [off_ns, off_samples] = drainer_run(0, 3.0);
-    const auto [on_ns, samples] = drainer_run(1000, 3.0);
+    const auto [off_ns, off_samples] = drainer_run(0, 3.0, 4, choice);
+    const auto [on_ns, samples] = drainer_run(1000, 3.0, 4, choice);
     (void)off_samples;
     if (samples == 0) {
       state.SkipWithError("no samples taken: perf_event_open refused?");
@@ -119,10 +122,12 @@ void BM_DrainerPerSample(benchmark::State& state) {
     const double per = (static_cast<double>(on_ns) - static_cast<double>(off_ns)) / static_cast<double>(samples);
     state.counters["ns_per_sample"] = per;
     state.counters["samples"] = static_cast<double>(samples);
-    ringprof::bench::report_figure("drainer CPU per sample (perf_event, 4 threads)", per, "ns");
+    ringprof::bench::report_figure(state.range(0) ? "drainer CPU per sample (perf_signal, 4 threads)"
+                                                  : "drainer CPU per sample (perf_event, 4 threads)",
+                                   per, "ns");
   }
 }
-BENCHMARK(BM_DrainerPerSample)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DrainerPerSample)->Arg(0)->Arg(1)->ArgName("perf0_signal1")->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // The drainer's extra CPU at the default rate with one busy thread, as a
 // share of one core: what the sampler costs the process beyond the threads.

@@ -14,8 +14,10 @@ and the samples are read back with `ringprof flame`.
   (exec) at 999 Hz exits normally and its samples name only real functions.
 """
 import csv
+import json
 import math
 import os
+import re
 import sys
 import unittest
 
@@ -115,6 +117,20 @@ class PythonSamples(unittest.TestCase):
         # Only Python functions: no native frame is a row.
         self.assertNotIn("_start", rows)
         self.assertNotIn("_PyEval_EvalFrameDefault", rows)
+        # The report's Python functions view holds the same rows, with the
+        # source file and line its links open.
+        page = os.path.join(os.path.dirname(d), "report.html")
+        cli("report", d, "-o", page)
+        with open(page) as f:
+            html = f.read()
+        m = re.search(r'<script id="ringprof-data" type="application/json">(.*?)</script>', html, re.S)
+        self.assertIsNotNone(m)
+        data = json.loads(m.group(1).replace("<\\/", "</"))
+        python = {r["function"]: r for r in data["samples"]["python"]}
+        self.assertEqual(python["spin"]["self"], int(rows["spin"]["self"]))
+        self.assertEqual(python["spin"]["location"], rows["spin"]["location"])
+        self.assertTrue(python["spin"]["location"].startswith("/"), python["spin"])
+        self.assertIn("samples-python-table", html)  # the page script draws the view
 
     def test_split_timer(self):
         self.check_split("timer", 4.0)

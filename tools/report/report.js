@@ -40,8 +40,16 @@
     bytes: function (v) { return v === null ? '-' : bytes(v); },
     pct: function (v) { return v === null ? '-' : pct(v); },
     pct100: function (v) { return v === null ? '-' : v.toFixed(1) + '%'; },
-    gbps: function (v) { return v === null ? '-' : v.toFixed(2) + ' GB/s'; }
+    gbps: function (v) { return v === null ? '-' : v.toFixed(2) + ' GB/s'; },
+    source: function (v) { return v === null || v === undefined ? '' : String(v); }
   };
+
+  // "file:line" of an absolute path → a link that opens it in VS Code at that
+  // line (the TensorBoard plugin's "jump to source"); null for anything else.
+  function sourceLink(where) {
+    var m = /^(\/.+):(\d+)$/.exec(where || '');
+    return m ? 'vscode://file' + encodeURI(m[1]) + ':' + m[2] : null;
+  }
 
   // A table: columns [{key, label, type}], sorted by `sortKey` descending at
   // first; a click on a header sorts by it (again: the other way).
@@ -80,6 +88,8 @@
       shown.slice(0, state.all ? shown.length : kRows).forEach(function (r) {
         tbody.appendChild(el('tr', {}, columns.map(function (c) {
           var v = r[c.key];
+          var link = c.type === 'source' ? sourceLink(v) : null;
+          if (link) return el('td', { 'data-value': String(v) }, [el('a', { href: link, text: String(v) })]);
           return el('td', { text: formats[c.type](v), 'data-value': v === null ? '' : String(v) });
         })));
       });
@@ -374,7 +384,13 @@
       flameGraph(sm.flame, sm.samples),
       el('h3', { text: 'Top functions' }),
       table('samples-top-table', [{ key: 'function', label: 'Function', type: 'text' }, { key: 'location', label: 'Where', type: 'text' },
-        { key: 'self', label: 'Self samples', type: 'count' }, { key: 'total', label: 'Total samples', type: 'count' }], sm.top, 'self')]);
+        { key: 'self', label: 'Self samples', type: 'count' }, { key: 'total', label: 'Total samples', type: 'count' }], sm.top, 'self'),
+      sm.python && sm.python.length ? el('h3', { text: 'Python functions' }) : null,
+      sm.python && sm.python.length ? el('p', { class: 'muted', text: 'Self: the samples whose innermost Python frame ' +
+        'is the function, whatever native code ran below it. A source file opens in VS Code at that line.' }) : null,
+      sm.python && sm.python.length ? table('samples-python-table', [{ key: 'function', label: 'Function', type: 'text' },
+        { key: 'location', label: 'Source', type: 'source' }, { key: 'self', label: 'Self samples', type: 'count' },
+        { key: 'total', label: 'Total samples', type: 'count' }], sm.python, 'self') : null]);
   }
 
   // The timeline: the busiest threads' zones (nested by depth) and each GPU's

@@ -306,7 +306,23 @@ void memory(JsonWriter& j, const MemorySummary& m) {
   j.close('}');
 }
 
-void samples(JsonWriter& j, const SampleTable& top, const internal::FlameTree& tree) {
+// The Python functions view: rows with their source file and line, for the
+// page's links to the source.
+void python_rows(JsonWriter& j, const SampleTable& python) {
+  j.key("python");
+  j.open('[');
+  for (const SampleRow& r : python.rows) {
+    j.open('{');
+    j.field("function", r.function);
+    j.field("location", r.location);
+    j.field("self", r.self);
+    j.field("total", r.total);
+    j.close('}');
+  }
+  j.close(']');
+}
+
+void samples(JsonWriter& j, const SampleTable& top, const SampleTable& python, const internal::FlameTree& tree) {
   j.key("samples");
   if (top.samples == 0) {
     j.null();
@@ -327,6 +343,7 @@ void samples(JsonWriter& j, const SampleTable& top, const internal::FlameTree& t
     j.close('}');
   }
   j.close(']');
+  python_rows(j, python);
   // The flame graph: names once, then nodes as [name, parent, total, self].
   j.key("flame");
   j.open('{');
@@ -454,7 +471,8 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   const SampleProfile profile = collect_samples(reader, so);
   StackResolver resolver(options.symbol_paths);
   const SampleTable top = compute_sample_table(reader, profile, resolver, SampleColumn::Self, kTopRows);
-  samples(j, top, internal::build_flame_tree(reader, profile, resolver));
+  const SampleTable python = compute_sample_table(reader, profile, resolver, SampleColumn::Self, kTopRows, true);
+  samples(j, top, python, internal::build_flame_tree(reader, profile, resolver));
   timeline(j, over_time, options.perfetto_file);
   step_breakdown(j, ranks);
   j.key("ranks");
