@@ -68,6 +68,19 @@ Sampler::Sampler(uint32_t hz, SamplerChoice choice) : hz_(hz), self_tid_(current
       go_off(perf_refusal + "; RINGPROF_SAMPLER=perf_signal allows no fallback, sampling is off", true);
       return;
     }
+    if (!signo_) {
+      // Without a signal of our own the kernel's call chains still work.
+      if (probe_perf_event(hz) == 0) {
+        mechanism_ = Mechanism::Perf;
+        state_.mechanism = "perf_event";
+        state_.detail = why + "; using perf_event's kernel call chains (frame pointers only, no Python frames)";
+        state_.hz = hz;
+        if (!g_warned_mechanism.exchange(true)) std::fprintf(stderr, "ringprof: %s\n", state_.detail.c_str());
+        return;
+      }
+      go_off(why + "; sampling is off", true);
+      return;
+    }
   }
   if (choice == SamplerChoice::Perf) {
     const int err = probe_perf_event(hz);
