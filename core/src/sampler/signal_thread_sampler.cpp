@@ -28,7 +28,6 @@ namespace {
 
 constexpr uint32_t kSlots = 4096;       // threads armed at once, at most
 constexpr uint32_t kRingEvents = 1024;  // 32 KiB per thread: ~15 deepest samples
-constexpr uint32_t kMaxRecordSlots = 1 + sample_frame_slots(kMaxSampleWords);
 constexpr size_t kMaxInterpFrames = kMaxSampleFrames;
 // Perf descriptors that signal: the slot key for each, by descriptor number
 // (the signal carries si_fd). A thread whose descriptor is above this is not
