@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -35,27 +36,35 @@ constexpr size_t kMaxInterpFrames = kMaxSampleFrames;
 constexpr int kMaxPerfFd = 1 << 16;
 std::atomic<uint64_t> g_fd_keys[kMaxPerfFd];
 
-// The writable mapping of /proc/self/maps that holds addr (a thread's stack).
-bool mapping_containing(uint64_t addr, uint64_t* lo, uint64_t* hi) {
+// The mapping of /proc/self/maps that holds `sp`, when it is the thread's
+// own stack, which lives as long as the thread: the main thread's "[stack]",
+// or a mapping that also holds the thread's descriptor (glibc keeps it at the
+// top of every thread stack it sets up, the caller's own included). A
+// coroutine's or an alternate signal stack, which may be unmapped while the
+// thread lives, is refused: samples there keep the guarded reads.
+bool thread_stack_mapping(uint64_t sp, uint64_t self, uint64_t* lo, uint64_t* hi) {
   FILE* f = std::fopen("/proc/self/maps", "re");
   if (!f) return false;
   char line[512];
   bool found = false;
   while (!found && std::fgets(line, sizeof line, f)) {
-    unsigned long long a = 0, b = 0;
-    char perms[8] = {};
-    if (std::sscanf(line, "%llx-%llx %7s", &a, &b, perms) != 3) continue;
-    // Not fgets-complete lines: skip the rest of an overlong one.
-    if (!std::strchr(line, '\n')) {
+    const bool whole = std::strchr(line, '\n') != nullptr;
+    if (!whole) {  // an overlong line: skip its rest
       int ch;
       while ((ch = std::fgetc(f)) != EOF && ch != '\n') {
       }
     }
-    if (addr >= a && addr < b && perms[0] == 'r' && perms[1] == 'w') {
+    unsigned long long a = 0, b = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%llx-%llx %7s", &a, &b, perms) != 3) continue;
+    if (sp < a || sp >= b || perms[0] != 'r' || perms[1] != 'w') continue;
+    const bool main_stack = std::strstr(line, "[stack]") != nullptr;
+    if (main_stack || (self >= a && self < b)) {
       *lo = a;
       *hi = b;
       found = true;
     }
+    break;  // only one mapping holds sp
   }
   std::fclose(f);
   return found;
@@ -80,7 +89,9 @@ struct alignas(64) Slot {
   std::atomic<uint64_t> missed{0};      // periods the kernel folded into one signal (timer overruns)
   std::atomic<uint64_t> handler_ns{0};  // time spent in take_sample, written by the handler only
   // The thread's stack mapping, found by the drainer from the first sample's
-  // stack pointer (seen_sp); reads inside it need no system call. 0: unknown.
+  // stack pointer (seen_sp) and thread descriptor (seen_self); reads inside
+  // it need no system call. 0: unknown.
+  std::atomic<uint64_t> seen_self{0};
   std::atomic<uint64_t> seen_sp{0};
   std::atomic<uint64_t> stack_lo{0}, stack_hi{0};
   // Set by the drainer before `key` is published; read-only while armed.
@@ -154,7 +165,10 @@ void record_sample(Slot& s, void* ctx, uint64_t now) noexcept {
   StackReader reader(s.pid, x.stack_window, s.mode);
   const uint64_t hi = s.stack_hi.load(std::memory_order_acquire);
   if (hi == 0) {
-    if (s.seen_sp.load(std::memory_order_relaxed) == 0) s.seen_sp.store(in.sp, std::memory_order_relaxed);
+    if (s.seen_sp.load(std::memory_order_relaxed) == 0) {
+      s.seen_self.store(static_cast<uint64_t>(pthread_self()), std::memory_order_relaxed);
+      s.seen_sp.store(in.sp, std::memory_order_release);
+    }
   } else if (in.sp >= s.stack_lo.load(std::memory_order_relaxed) && in.sp < hi) {
     // On its own stack (not a coroutine's or an alternate one): the part
     // from sp up is mapped for as long as this handler runs.
@@ -317,6 +331,7 @@ std::unique_ptr<SignalThreadSampler> SignalThreadSampler::open(uint32_t tid, uin
   s.missed.store(0, std::memory_order_relaxed);
   s.handler_ns.store(0, std::memory_order_relaxed);
   s.seen_sp.store(0, std::memory_order_relaxed);
+  s.seen_self.store(0, std::memory_order_relaxed);
   s.stack_lo.store(0, std::memory_order_relaxed);
   s.stack_hi.store(0, std::memory_order_relaxed);
   const uint64_t gen = g_generation.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -431,10 +446,10 @@ void SignalThreadSampler::read(SampleVisitor& v) {
   Ring* r = s.ring;
   if (!r) return;
   if (!stack_looked_up_) {
-    if (const uint64_t sp = s.seen_sp.load(std::memory_order_relaxed)) {
+    if (const uint64_t sp = s.seen_sp.load(std::memory_order_acquire)) {
       stack_looked_up_ = true;
       uint64_t lo = 0, hi = 0;
-      if (mapping_containing(sp, &lo, &hi)) {
+      if (thread_stack_mapping(sp, s.seen_self.load(std::memory_order_relaxed), &lo, &hi)) {
         s.stack_lo.store(lo, std::memory_order_relaxed);
         s.stack_hi.store(hi, std::memory_order_release);
       }
