@@ -37,15 +37,13 @@ uint32_t max_stack() {
   return v;
 }
 
-uint64_t period_ns(uint32_t hz) { return std::max<uint64_t>(1000000000ull / std::max<uint32_t>(hz, 1), 10000); }
-
 int open_event(uint32_t tid, uint32_t hz) {
   perf_event_attr a;
   std::memset(&a, 0, sizeof a);
   a.size = sizeof a;
   a.type = PERF_TYPE_SOFTWARE;
   a.config = PERF_COUNT_SW_TASK_CLOCK;  // the thread's own CPU time
-  a.sample_period = period_ns(hz);
+  a.sample_period = perf_period_ns(hz);
   a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
   a.exclude_kernel = 1;
   a.exclude_hv = 1;
@@ -64,9 +62,11 @@ int open_event(uint32_t tid, uint32_t hz) {
 
 bool PerfThreadEvent::set_hz(uint32_t hz) {
   if (hz == 0) return ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) == 0;
-  uint64_t period = period_ns(hz);
+  uint64_t period = perf_period_ns(hz);
   return ioctl(fd_, PERF_EVENT_IOC_PERIOD, &period) == 0 && ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0) == 0;
 }
+
+uint64_t perf_period_ns(uint32_t hz) { return std::max<uint64_t>(1000000000ull / std::max<uint32_t>(hz, 1), 10000); }
 
 int probe_perf_event(uint32_t hz) {
   const int fd = open_event(static_cast<uint32_t>(syscall(SYS_gettid)), hz);

@@ -50,6 +50,9 @@ class PerfThreadEvent {
 
 // Whether perf_event_open works here: probes on the calling thread. Returns 0
 // or the errno of the refusal.
+// The task clock's period for `hz` samples per CPU second (at least 10 µs).
+uint64_t perf_period_ns(uint32_t hz);
+
 int probe_perf_event(uint32_t hz);
 
 }  // namespace ringprof::sampler

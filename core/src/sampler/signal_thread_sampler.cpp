@@ -21,6 +21,7 @@
 #include "ringprof/recording.h"
 #include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/internal/ring.h"
+#include "sampler/perf_thread_event.h"
 #include "sampler/stack_unwinder.h"
 
 namespace ringprof::sampler {
@@ -255,8 +256,6 @@ int ensure_sample_signal(std::string* why) {
 
 namespace {
 
-uint64_t period_ns(uint32_t hz) { return std::max<uint64_t>(1000000000ull / std::max<uint32_t>(hz, 1), 10000); }
-
 // A task-clock counter of `tid` with no ring whose overflows signal `tid`.
 int open_perf_clock(uint32_t tid, uint32_t hz, int signo, int* err) {
   perf_event_attr a;
@@ -264,7 +263,7 @@ int open_perf_clock(uint32_t tid, uint32_t hz, int signo, int* err) {
   a.size = sizeof a;
   a.type = PERF_TYPE_SOFTWARE;
   a.config = PERF_COUNT_SW_TASK_CLOCK;  // the thread's own CPU time
-  a.sample_period = period_ns(hz);
+  a.sample_period = perf_period_ns(hz);
   a.exclude_kernel = 1;
   a.exclude_hv = 1;
   a.disabled = 1;  // enabled once the signal is routed
@@ -387,7 +386,7 @@ bool SignalThreadSampler::set_hz(uint32_t hz) {
   }
   if (clock_ == Clock::Perf) {
     if (hz == 0) return ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) == 0;
-    uint64_t period = period_ns(hz);
+    uint64_t period = perf_period_ns(hz);
     return ioctl(fd_, PERF_EVENT_IOC_PERIOD, &period) == 0 && ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0) == 0;
   }
   const uint64_t period = hz ? 1000000000ull / hz : 0;  // all zero: stopped

@@ -306,12 +306,12 @@ void memory(JsonWriter& j, const MemorySummary& m) {
   j.close('}');
 }
 
-// The Python functions view: rows with their source file and line, for the
-// page's links to the source.
-void python_rows(JsonWriter& j, const SampleTable& python) {
-  j.key("python");
+// Sample table rows under `key`: the top functions, and the Python
+// functions view (its locations are the page's links to the source).
+void sample_rows(JsonWriter& j, const char* key, const SampleTable& table) {
+  j.key(key);
   j.open('[');
-  for (const SampleRow& r : python.rows) {
+  for (const SampleRow& r : table.rows) {
     j.open('{');
     j.field("function", r.function);
     j.field("location", r.location);
@@ -332,18 +332,8 @@ void samples(JsonWriter& j, const SampleTable& top, const SampleTable& python, c
   j.field("samples", top.samples);
   j.field("samples_lost", top.samples_lost);
   j.field("period_ns", top.period_ns);
-  j.key("top");
-  j.open('[');
-  for (const SampleRow& r : top.rows) {
-    j.open('{');
-    j.field("function", r.function);
-    j.field("location", r.location);
-    j.field("self", r.self);
-    j.field("total", r.total);
-    j.close('}');
-  }
-  j.close(']');
-  python_rows(j, python);
+  sample_rows(j, "top", top);
+  sample_rows(j, "python", python);
   // The flame graph: names once, then nodes as [name, parent, total, self].
   j.key("flame");
   j.open('{');
