@@ -12,7 +12,9 @@ an empty `with` of a trivial context manager (a class whose __enter__ and
 __exit__ do nothing) and of contextlib.nullcontext(); a decorated function
 against the same function undecorated. Training: the 20-step loop of
 tests/python/test_torch.py (linear, ReLU, linear, MSE loss, backward, SGD)
-with no profiler and with ringprof.torch at always_on.
+with no profiler and with ringprof.torch at always_on. with_stack: one
+operator 12 Python frames down at the detailed level, without and with its
+Python stack, beside torch.profiler without and with with_stack.
 """
 import argparse
 import importlib
@@ -155,6 +157,63 @@ def sampling_accuracy(rpt, steps, probability):
     ringprof.start(sink="null", sample_hz=0)
 
 
+def at_depth(depth, fn, n):
+    """fn(n) called `depth` Python frames down: an operator's stack as deep as a model's."""
+    if depth == 0:
+        return fn(n)
+    return at_depth(depth - 1, fn, n)
+
+
+def with_stack_cost(rpt, rounds, n=20000, depth=12):
+    """What with_stack adds per operator: torch.add of two 1-element tensors
+    called 12 Python frames down, recorded at the detailed level without and
+    with its Python stack, against torch.profiler without and with with_stack
+    (its time inside the block only, not its processing at exit)."""
+    import torch
+    a, b = torch.ones(1), torch.ones(1)
+
+    def ops(k):
+        t0 = time.perf_counter_ns()
+        for _ in range(k):
+            torch.add(a, b)
+        return (time.perf_counter_ns() - t0) / k
+
+    def ringprof_case(stacks):
+        def run():
+            rpt._ext._set_record_stacks(stacks)
+            ringprof.set_mode("detailed")
+            rpt._ext._sync()
+            try:
+                return at_depth(depth, ops, n)
+            finally:
+                ringprof.set_mode("always_on")
+                rpt._ext._set_record_stacks(False)
+        return run
+
+    def torch_case(stack):
+        def run():
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_stack=stack):
+                return at_depth(depth, ops, n)
+        return run
+
+    cases = {"no capture": lambda: at_depth(depth, ops, n),
+             "ringprof detailed": ringprof_case(False), "ringprof detailed, with_stack": ringprof_case(True),
+             "torch.profiler": torch_case(False), "torch.profiler, with_stack": torch_case(True)}
+    rpt.set_operator_level("detailed", shapes=False)
+    times = {k: [] for k in cases}
+    names = list(cases)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name].append(cases[name]())
+    rpt.set_operator_level("sampled", sampling=0.01, shapes=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for k in names:
+        print("torch.add %d frames down: %-32s %8.0f ns per operator" % (depth, k, med[k]))
+    print("with_stack adds: ringprof %+.0f ns, torch.profiler %+.0f ns per operator" % (
+        med["ringprof detailed, with_stack"] - med["ringprof detailed"],
+        med["torch.profiler, with_stack"] - med["torch.profiler"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
@@ -185,6 +244,7 @@ def main():
         for label, shape in (("16-32-4, batch 8", (16, 32, 8)), ("256-1024-4, batch 64", (256, 1024, 64))):
             torch_loop(rpt, training(*shape), label, args.rounds)
         sampling_accuracy(rpt, 1000, 0.01)
+        with_stack_cost(rpt, args.rounds)
     ringprof.stop()
 
 

@@ -8,6 +8,7 @@
 
 Kinds and their fields:
   zones     pid tid thread name start_ns end_ns dur_ns self_ns depth file line args (dict: zone_arg key -> text)
+            stack (with_stack: "file(line): function" of each caller, innermost first; else [])
   samples   pid tid thread ts_ns function stack (function names, leaf first)
   gpu       pid kind name start_ns end_ns dur_ns device stream correlation bytes
   memory    pid tid kind pool ts_ns address bytes          (kind: alloc | free)

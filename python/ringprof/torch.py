@@ -183,6 +183,9 @@ class _Row:
         self.cuda_time = self.cuda_time_total / self.count if self.count else 0.0
         self.cpu_memory_usage = row["mem"]
         self.self_cpu_memory_usage = row["self_mem"]
+        # torch's FunctionEventAvg.stack: "file(line): function", innermost first
+        # (key_averages(group_by_stack_n=N): its first N frames).
+        self.stack = list(row.get("stack", []))
 
     def __repr__(self):
         return "<%s count=%d cpu_time_total=%.3fus>" % (self.key, self.count, self.cpu_time_total)
@@ -201,9 +204,10 @@ def _merge_by_shapes(rows):
     every zone argument (dtypes too), torch's group_by_input_shape by shapes only."""
     merged = {}
     for r in rows:
-        m = merged.get((r.key, r.input_shapes))
+        key = (r.key, r.input_shapes, tuple(r.stack))
+        m = merged.get(key)
         if m is None:
-            merged[(r.key, r.input_shapes)] = r
+            merged[key] = r
             continue
         for attr in ("count", "cpu_time_total", "self_cpu_time_total", "cuda_time_total", "self_cuda_time_total",
                      "cpu_memory_usage", "self_cpu_memory_usage"):
@@ -217,12 +221,13 @@ class KeyAverages(list):
     """The operator table of one window: a list of rows (key, count, cpu_time_total, ...)
     with table() printing it as torch.profiler's key_averages().table() does."""
 
-    def __init__(self, result, by_shapes=False):
+    def __init__(self, result, by_shapes=False, stack_n=0):
         rows = [_Row(r) for r in result["rows"]]
         if by_shapes:
             rows = _merge_by_shapes(rows)
         super().__init__(rows)
         self._by_shapes = by_shapes
+        self._stack_n = stack_n
         self._sum_self = result["sum_self_ns"] / 1000.0
         self._sum_gpu = result["sum_gpu_ns"] / 1000.0
         self._has_gpu = result["has_gpu"]
@@ -245,6 +250,8 @@ class KeyAverages(list):
         cols += [("# of Calls", 12)]
         if self._by_shapes:
             cols += [("Input Shapes", max([len("Input Shapes")] + [len(r.input_shapes) for r in rows]))]
+        if self._stack_n:
+            cols += [("Source Location", max([len("Source Location")] + [len(f) for r in rows for f in r.stack]))]
         line = "-" * (width + 2 + sum(w + 2 for _, w in cols))
         out = [line, "  ".join(["Name".rjust(width)] + [c.rjust(w) for c, w in cols]), line]
         pct = lambda part, whole: "%.2f%%" % (100.0 * part / whole if whole else 0.0)
@@ -258,7 +265,15 @@ class KeyAverages(list):
             cells.append(str(r.count))
             if self._by_shapes:
                 cells.append(r.input_shapes)
-            out.append("  ".join([name.rjust(width)] + [c.rjust(w) for c, (_, w) in zip(cells, cols)]))
+            if self._stack_n:
+                # As torch prints it: the innermost frame on the row's line, each caller below.
+                cells.append(r.stack[0] if r.stack else "")
+            just = [c.rjust(w) for c, (_, w) in zip(cells, cols)]
+            if self._stack_n:
+                just[-1] = cells[-1].ljust(cols[-1][1])
+            out.append("  ".join([name.rjust(width)] + just))
+            for frame in r.stack[1:] if self._stack_n else ():
+                out.append("  ".join([" " * width] + [" " * w for _, w in cols[:-1]] + [frame.ljust(cols[-1][1])]))
         out.append(line)
         out.append("Self CPU time total: %s" % _us(self._sum_self))
         if self._has_gpu:
@@ -290,9 +305,11 @@ class profile:
     windows, where every operator is recorded, and at the end
     of each, on_trace_ready(p) runs in the step() call, as torch runs it, with
     export_chrome_trace() and key_averages() covering that window. Without a
-    schedule the whole `with` block is one window. When ringprof is not
-    recording yet, the profile starts it (keywords: dir=..., any start()
-    setting) and stops it at the end.
+    schedule the whole `with` block is one window. record_shapes=True gives
+    the windows' operators their input shapes, with_stack=True the Python
+    stack that called each (key_averages(group_by_stack_n=N)). When ringprof
+    is not recording yet, the profile starts it (keywords: dir=..., any
+    start() setting) and stops it at the end.
     """
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
@@ -309,10 +326,10 @@ class profile:
             if self._params is None:
                 _warn("cannot read this schedule (not made by torch.profiler.schedule); "
                            "every step is recorded as one window")
+        self._with_stack = bool(with_stack)
+        self._stacks_before = None
         for name, value, why in (
                 ("profile_memory", profile_memory, "memory comes from libringprof_malloc.so (docs/memory.md)"),
-                ("with_stack", with_stack, "operators carry no stacks; CPU samples carry the Python and native "
-                 "stacks instead (RINGPROF_SAMPLE_HZ, docs/sampling.md)"),
                 ("with_flops", with_flops, "FLOPs are not estimated"),
                 ("with_modules", with_modules, "module hierarchy is not recorded"),
                 ("experimental_config", experimental_config, "not used")):
@@ -353,6 +370,12 @@ class profile:
         # torch's do; restored at stop().
         self._shapes_before = _ext._record_shapes()
         _ext._set_record_shapes(self._record_shapes)
+        # with_stack: the windows' operators carry the Python stack that called
+        # them; restored at stop().
+        self._stacks_before = _ext._record_stacks()
+        _ext._set_record_stacks(self._with_stack)
+        if self._with_stack and not _ringprof._ringprof._python_frames()[0]:
+            _warn("with_stack: %s" % _ringprof._ringprof._python_frames()[1])
         self._callback = _ringprof.on_window_complete(self._windows.put)
         if self._params is not None:
             _ringprof.set_schedule(**self._params)
@@ -377,6 +400,7 @@ class profile:
         window_open = self._params is None or self._action(self.step_num) in ("record", "save")
         _ringprof.set_schedule()  # removes it, closing the window still open
         _ext._set_record_shapes(self._shapes_before)  # (syncs the capture too)
+        _ext._set_record_stacks(self._stacks_before)
         if window_open:
             self._deliver()
         _ringprof.remove_window_callback(self._callback)
@@ -393,12 +417,17 @@ class profile:
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """The operator table of the last completed window; with
         group_by_input_shape, one row per operator and input shapes (recorded
-        with record_shapes=True)."""
+        with record_shapes=True); with group_by_stack_n=N, one row per operator
+        and the innermost N frames of the Python stack that called it
+        (recorded with with_stack=True), in each row's `stack`."""
         from . import _ringprof_tools
-        if group_by_stack_n:
-            _warn("group_by_stack_n ignored: stacks are not recorded per operator")
-        return KeyAverages(_ringprof_tools.table(self._files(), self._window_id(), bool(group_by_input_shape)),
-                           bool(group_by_input_shape))
+        n = int(group_by_stack_n or 0)
+        if n < 0:
+            raise ValueError("group_by_stack_n must be >= 0, not %r" % (group_by_stack_n,))
+        if n and not self._with_stack:
+            _warn("group_by_stack_n without with_stack=True: operators carry no stacks, every row has none")
+        return KeyAverages(_ringprof_tools.table(self._files(), self._window_id(), bool(group_by_input_shape), "", n),
+                           bool(group_by_input_shape), n)
 
     @property
     def window_id(self):

@@ -196,6 +196,12 @@ PYBIND11_MODULE(_ringprof, m) {
     return id;
   });
   m.def("_capture_python_frames", &capture_python_frames, py::arg("raw") = false);
+  // Whether this interpreter's frames can be read, and why not: (ok, reason).
+  m.def("_python_frames", [] {
+    std::string why;
+    const bool ok = python::register_python_frame_hooks(&why);
+    return py::make_tuple(ok, why);
+  });
   m.def("_describe_python_frame", &describe_python_frame);
   m.def("_windows_close", &python::windows_close);
   m.def("_windows_reopen", &python::windows_reopen);

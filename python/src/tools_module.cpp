@@ -29,7 +29,7 @@ RangeSpec window_range(std::optional<uint64_t> window_id) {
 }
 
 py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> window_id, bool group_by_args,
-               const std::string& thread) {
+               const std::string& thread, size_t group_by_stack_n) {
   TableResult result;
   std::vector<std::string> problems;
   std::string error;
@@ -43,6 +43,7 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
       options.range = window_range(window_id);
       options.thread = thread;
       options.group_by_args = group_by_args;
+      options.group_by_stack_n = group_by_stack_n;
       result = compute_table(reader, options);
       problems = python::problem_lines(reader);
     }
@@ -63,6 +64,7 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
     row["gpu_total_ns"] = r.gpu_total_ns;
     row["self_mem"] = r.self_mem;
     row["mem"] = r.mem;
+    row["stack"] = r.stack;
     rows.append(row);
   }
   py::dict d;
@@ -126,7 +128,7 @@ py::list windows(const std::vector<std::string>& paths) {
 PYBIND11_MODULE(_ringprof_tools, m) {
   m.doc() = "ringprof's analysis library; use ringprof.torch.profile or ringprof.open instead.";
   m.def("table", &table, py::arg("paths"), py::arg("window_id") = py::none(), py::arg("group_by_args") = false,
-        py::arg("thread") = "",
+        py::arg("thread") = "", py::arg("group_by_stack_n") = 0,
         "Per-name zone totals, as `ringprof table` computes them.");
   m.def("chrome_trace", &chrome_trace, py::arg("paths"), py::arg("out"), py::arg("window_id") = py::none(),
         "Writes a Chrome trace (JSON; gzipped when out ends in .gz).");

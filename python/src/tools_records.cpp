@@ -28,6 +28,7 @@ struct Zones {
   std::vector<std::string> thread, name, file;
   std::vector<uint64_t> start_ns, end_ns, dur_ns, self_ns;
   std::vector<std::map<std::string, std::string>> args;  // zone_arg() key -> value text
+  std::vector<std::vector<std::string>> stack;           // with_stack: "file(line): function", innermost first
 };
 struct Samples {
   std::vector<uint32_t> pid, tid;
@@ -92,6 +93,9 @@ void collect(TraceReader& reader, const TimeRange& range, Collected& out) {
     c.depth.push_back(z.depth);
     std::map<std::string, std::string>& args = c.args.emplace_back();
     for (const ZoneArgIds& a : z.args) args[p.location_name(a.key)] = zone_arg_value(p, a.value);
+    std::vector<std::string>& stack = c.stack.emplace_back();
+    if (z.stack)
+      for (const ResolvedFrame& f : resolver.stack(p, z.stack)) stack.push_back(source_frame_text(f));
   });
   reader.read([&](const SegmentView& v) {
     if (current != &v.process) {
@@ -146,6 +150,7 @@ void collect(TraceReader& reader, const TimeRange& range, Collected& out) {
         case EventKind::ZoneBegin:
         case EventKind::ZoneEnd:
         case EventKind::ZoneArg:  // zones come whole from the tracker above
+        case EventKind::ZoneStack:
         case EventKind::Instant:
         case EventKind::FlowBegin:
         case EventKind::FlowStep:
@@ -206,12 +211,12 @@ py::dict read_records(const std::vector<std::string>& paths, std::optional<uint6
   }
   if (!window_ok) throw py::value_error(error);
   py::dict d;
-  d["zones"] = py::dict(py::arg("pid") = c.zones.pid, py::arg("tid") = c.zones.tid,
-                        py::arg("thread") = c.zones.thread, py::arg("name") = c.zones.name,
-                        py::arg("start_ns") = c.zones.start_ns, py::arg("end_ns") = c.zones.end_ns,
-                        py::arg("dur_ns") = c.zones.dur_ns, py::arg("self_ns") = c.zones.self_ns,
-                        py::arg("depth") = c.zones.depth, py::arg("file") = c.zones.file,
-                        py::arg("line") = c.zones.line, py::arg("args") = c.zones.args);
+  d["zones"] =
+      py::dict(py::arg("pid") = c.zones.pid, py::arg("tid") = c.zones.tid, py::arg("thread") = c.zones.thread,
+               py::arg("name") = c.zones.name, py::arg("start_ns") = c.zones.start_ns,
+               py::arg("end_ns") = c.zones.end_ns, py::arg("dur_ns") = c.zones.dur_ns,
+               py::arg("self_ns") = c.zones.self_ns, py::arg("depth") = c.zones.depth, py::arg("file") = c.zones.file,
+               py::arg("line") = c.zones.line, py::arg("args") = c.zones.args, py::arg("stack") = c.zones.stack);
   d["samples"] = py::dict(py::arg("pid") = c.samples.pid, py::arg("tid") = c.samples.tid,
                           py::arg("thread") = c.samples.thread, py::arg("ts_ns") = c.samples.ts_ns,
                           py::arg("function") = c.samples.function, py::arg("stack") = c.samples.stack);

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <unordered_set>
 
+#include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/ringprof.h"
 #include "torch_names.h"
 #include "zone_bits.h"
@@ -23,12 +24,14 @@ namespace {
 std::atomic<int> g_level{kSampled};
 std::atomic<double> g_sampling{0.01};
 std::atomic<bool> g_shapes{true};
+std::atomic<bool> g_stacks{false};
 
 // Registration state, under g_mu.
 std::mutex g_mu;
 at::CallbackHandle g_handle = at::INVALID_CALLBACK_HANDLE;
 double g_registered = 0;    // the registered callback's probability; 0: none
 bool g_registered_inputs = false;  // ... and whether it records input shapes
+bool g_registered_stacks = false;  // ... and Python stacks
 bool g_following = false;   // enable()d: recording, following the level
 int g_level_subscription = -1;
 at::CallbackHandle g_noop_handle = at::INVALID_CALLBACK_HANDLE;
@@ -166,6 +169,26 @@ std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& f
   return nullptr;
 }
 
+// As on_start, and the Python stack that called the operator (with_stack).
+// Autograd's backward operators run on threads with no Python frames: they
+// record none.
+std::unique_ptr<at::ObserverContext> on_start_stack(const at::RecordFunction& fn) {
+  if (begin_op(fn, t_ops)) internal::record_zone_stack();
+  return nullptr;
+}
+
+std::unique_ptr<at::ObserverContext> on_start_inputs_stack(const at::RecordFunction& fn) {
+  ThreadOps& t = t_ops;
+  if (begin_op(fn, t)) {
+    internal::record_zone_stack();
+    try {
+      record_inputs(fn);
+    } catch (...) {
+    }
+  }
+  return nullptr;
+}
+
 void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   // An operator ended on another thread than the one it began on (an async
   // RecordFunction: RPC, ends run from a future's callback) cannot end its
@@ -191,20 +214,22 @@ void apply_locked(bool detailed, bool off) {
   // Input shapes cost a callback that copies the inputs' sizes: only while
   // the effective level is detailed, as the capture's levels promise.
   const bool inputs = want > 0 && detailed && g_shapes.load();
-  if (want == g_registered && inputs == g_registered_inputs) return;
+  // Stacks likewise: a frame walk per operator belongs in detailed windows.
+  const bool stacks = want > 0 && detailed && g_stacks.load();
+  if (want == g_registered && inputs == g_registered_inputs && stacks == g_registered_stacks) return;
   if (g_handle != at::INVALID_CALLBACK_HANDLE) at::removeCallback(g_handle);
   g_handle = at::INVALID_CALLBACK_HANDLE;
   if (want > 0) {
-    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(inputs ? on_start_inputs : on_start, on_end)
-                                         .samplingProb(want)
-                                         .needsInputs(inputs)
-                                         .scopes(kScopes));
+    auto* start = stacks ? (inputs ? on_start_inputs_stack : on_start_stack) : inputs ? on_start_inputs : on_start;
+    g_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(start, on_end).samplingProb(want).needsInputs(inputs).scopes(kScopes));
     // The files say how operators were sampled from here on (parts per million),
     // so counts can be scaled back: recorded / probability.
     ringprof::mark(kSamplingMark, static_cast<uint64_t>(want * 1e6 + 0.5));
   }
   g_registered = want;
   g_registered_inputs = inputs;
+  g_registered_stacks = stacks;
 }
 
 // What the effective level calls for now: nothing at Off (set_mode("off"),
@@ -299,6 +324,18 @@ void set_record_shapes(bool on) {
 }
 
 bool record_shapes() { return g_shapes.load(); }
+
+void set_record_stacks(bool on) {
+  g_stacks.store(on);
+  sync();
+}
+
+bool record_stacks() { return g_stacks.load(); }
+
+bool recording_stacks() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_registered_stacks;
+}
 
 bool recording_inputs() {
   std::lock_guard<std::mutex> lock(g_mu);

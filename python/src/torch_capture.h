@@ -50,6 +50,14 @@ void set_record_shapes(bool on);
 bool record_shapes();
 // Whether the registered callback records input shapes now.
 bool recording_inputs();
+// Python stacks (ringprof.torch.profile(with_stack=True)): each operator
+// recorded while the effective level is detailed and this is on gets the
+// Python frames that called it (a ZoneStack record after its ZoneBegin),
+// never outside detailed. Off by default: a frame walk per operator.
+void set_record_stacks(bool on);
+bool record_stacks();
+// Whether the registered callback records stacks now.
+bool recording_stacks();
 
 // Benchmarks: a global callback that does nothing, registered as the
 // capture's is (same scopes): the floor of any capture through RecordFunction.

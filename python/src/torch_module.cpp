@@ -23,6 +23,9 @@ PYBIND11_MODULE(_ringprof_torch, m) {
   m.def("_set_record_shapes", &set_record_shapes);
   m.def("_record_shapes", &record_shapes);
   m.def("_recording_inputs", &recording_inputs);
+  m.def("_set_record_stacks", &set_record_stacks);
+  m.def("_record_stacks", &record_stacks);
+  m.def("_recording_stacks", &recording_stacks);
   m.def("_noop_callback", &set_noop_callback, py::arg("on"), py::arg("probability") = 1.0,
         "Benchmarks only: a global RecordFunction callback that does nothing.");
 }

@@ -147,9 +147,12 @@ std::vector<uint8_t> build_every_kind() {
   const uint32_t dims = b.location("[[8, 16]]");
   b.sampler("perf_event", 99);
   const uint32_t stack = b.stack({0x401000, 0x402000});
+  // A zone's Python stack: one interpreter frame, a location of its own.
+  const uint32_t py_stack = b.stack({kInterpreterFrameTag | b.location("train_step", "train.py", 12)});
   b.step(t, 7'000'000'000ull, 3);
   b.mark(t, 7'000'000'010ull, window, 5);
   b.begin(t, 7'000'000'100ull, zone);
+  b.zone_stack(t, 7'000'000'105ull, py_stack);
   b.arg(t, 7'000'000'110ull, key, dims);
   b.instant(t, 7'000'000'150ull, tick);
   b.counter(t, 7'000'000'175ull, depth, 2.5);
@@ -167,6 +170,7 @@ std::vector<uint8_t> build_every_kind() {
 struct Decoded {
   std::vector<DecodedEvent> events;
   std::map<uint32_t, std::string> names;  // location id -> name
+  std::map<uint32_t, std::vector<uint64_t>> stacks;  // stack id -> frames
 };
 
 Decoded decode_every_kind() {
@@ -184,6 +188,7 @@ Decoded decode_every_kind() {
     DecodedSegment seg;
     EXPECT_TRUE(decode_segment(*h, {bytes.data() + off + h->header_size, h->stored_size}, strings, seg, &err)) << err;
     for (const Location& l : seg.locations) d.names[l.id] = l.name;
+    for (const StackTrace& st : seg.stacks) d.stacks[st.id] = st.frames;
     d.events.insert(d.events.end(), seg.events.begin(), seg.events.end());
     off += h->header_size + h->stored_size;
   }
@@ -207,6 +212,7 @@ TEST(Golden, EveryFileKindDecodesExactly) {
       {7'000'000'000ull, EventKind::Step, "", 3, 0},
       {7'000'000'010ull, EventKind::Mark, "ringprof.window.start", 5, 0},
       {7'000'000'100ull, EventKind::ZoneBegin, "forward", 0, 0},
+      {7'000'000'105ull, EventKind::ZoneStack, "", 0, 0},
       {7'000'000'110ull, EventKind::ZoneArg, "Input Dims", 0, 0},  // value: the text's location, below
       {7'000'000'150ull, EventKind::Instant, "tick", 0, 0},
       {7'000'000'175ull, EventKind::Counter, "queue_depth", double_bits(2.5), 0},
@@ -226,6 +232,12 @@ TEST(Golden, EveryFileKindDecodesExactly) {
     EXPECT_EQ(e.thread_index, 1u) << i;
     if (e.kind == EventKind::Sample) {
       EXPECT_EQ(e.loc, 1u) << "the first stack's id";
+    } else if (e.kind == EventKind::ZoneStack) {
+      EXPECT_EQ(e.loc, 2u) << "the second stack's id";
+      ASSERT_EQ(d.stacks.count(2), 1u);
+      ASSERT_EQ(d.stacks.at(2).size(), 1u);
+      EXPECT_TRUE(d.stacks.at(2)[0] & kInterpreterFrameTag);
+      EXPECT_EQ(name(static_cast<uint32_t>(d.stacks.at(2)[0] & ~kInterpreterFrameTag)), "train_step");
     } else {
       EXPECT_EQ(name(e.loc), want[i].name) << i;
     }

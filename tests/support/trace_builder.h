@@ -112,6 +112,8 @@ class TraceBuilder {
     sampler_ = SamplerState{mechanism, "", hz, sampler_ ? sampler_->version + 1 : 1};
   }
   void sample(uint32_t th, uint64_t ts, uint32_t stack_id) { add(th, ts, EventKind::Sample, stack_id, 0); }
+  // The stack of the thread's innermost open zone (with_stack).
+  void zone_stack(uint32_t th, uint64_t ts, uint32_t stack_id) { add(th, ts, EventKind::ZoneStack, stack_id, 0); }
   // Memory events: `pool` is a location id (the pool's name), size 0 in a free = not known.
   void alloc(uint32_t th, uint64_t ts, uint32_t pool, uint64_t address, uint64_t size) {
     add(th, ts, EventKind::Alloc, pool, size, address);

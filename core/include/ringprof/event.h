@@ -35,33 +35,38 @@ namespace ringprof {
 
 enum class EventKind : uint8_t {
   None = 0,
-  ZoneBegin = 1,     // loc: zone name/site
-  ZoneEnd = 2,       // closes the innermost open zone of the thread
-  Instant = 3,       // loc: name
-  Counter = 4,       // loc: counter track name, p1: double value
-  FlowBegin = 5,     // loc: flow name (0 = "flow"), p1: flow id
-  FlowStep = 6,      // p1: flow id
-  FlowEnd = 7,       // p1: flow id
-  Step = 8,          // p1: step (iteration) number
-  ThreadName = 9,    // inline name; consumed by the drainer (becomes thread metadata)
-  Continuation = 10, // names the raw name slots after an Inline event; never a slot kind
-  Sample = 11,       // a CPU stack sample. In a ring: `extra` = frame count, the
-                     // frames (leaf first, 8 bytes each) follow in
-                     // `sample_frame_slots(extra)` Continuation slots. After the
-                     // drainer: loc = interned stack id (StackTrace::id), frames gone.
-  Mark = 12,         // an operational marker (window start/end, trigger, mode
-                     // change, crash): loc = its name, p1 = its value (window id, …)
-  Alloc = 13,        // a block allocated (Detailed level only). In a ring: p0 =
-                     // address, p1 = size in bytes, extra = pool index. In the
-                     // file: loc = the pool's name (a location), value = size,
-                     // address in its own column.
-  Free = 14,         // a block freed: as Alloc; p1 = its size when the caller
-                     // knows it, else 0 (the tools take the size from the Alloc)
-  ZoneArg = 15,      // an argument of the thread's innermost open zone (input
-                     // shapes, a batch size). In a ring: the value's text
-                     // inline (ref Inline, length in `extra`), p1 = the key, a
-                     // `const char*` with static storage. In the file: loc = the
-                     // key (a location), value = the value text's location id.
+  ZoneBegin = 1,      // loc: zone name/site
+  ZoneEnd = 2,        // closes the innermost open zone of the thread
+  Instant = 3,        // loc: name
+  Counter = 4,        // loc: counter track name, p1: double value
+  FlowBegin = 5,      // loc: flow name (0 = "flow"), p1: flow id
+  FlowStep = 6,       // p1: flow id
+  FlowEnd = 7,        // p1: flow id
+  Step = 8,           // p1: step (iteration) number
+  ThreadName = 9,     // inline name; consumed by the drainer (becomes thread metadata)
+  Continuation = 10,  // names the raw name slots after an Inline event; never a slot kind
+  Sample = 11,        // a CPU stack sample. In a ring: `extra` = frame count, the
+                      // frames (leaf first, 8 bytes each) follow in
+                      // `sample_frame_slots(extra)` Continuation slots. After the
+                      // drainer: loc = interned stack id (StackTrace::id), frames gone.
+  Mark = 12,          // an operational marker (window start/end, trigger, mode
+                      // change, crash): loc = its name, p1 = its value (window id, …)
+  Alloc = 13,         // a block allocated (Detailed level only). In a ring: p0 =
+                      // address, p1 = size in bytes, extra = pool index. In the
+                      // file: loc = the pool's name (a location), value = size,
+                      // address in its own column.
+  Free = 14,          // a block freed: as Alloc; p1 = its size when the caller
+                      // knows it, else 0 (the tools take the size from the Alloc)
+  ZoneArg = 15,       // an argument of the thread's innermost open zone (input
+                      // shapes, a batch size). In a ring: the value's text
+                      // inline (ref Inline, length in `extra`), p1 = the key, a
+                      // `const char*` with static storage. In the file: loc = the
+                      // key (a location), value = the value text's location id.
+  ZoneStack = 16,     // the interpreter (Python) call stack at the begin of the
+                      // thread's innermost open zone (an operator's with_stack).
+                      // In a ring: as Sample (`extra` = word count, the words in
+                      // `sample_frame_slots(extra)` Continuation slots). In the
+                      // file: loc = interned stack id, as a Sample's.
 };
 
 // How p0 of an event names it.
@@ -144,12 +149,14 @@ constexpr EventKindTraits event_kind_traits(EventKind k) noexcept {
     case EventKind::Alloc:        return {"alloc",        true,  true,  false, true,  true,  false, true,  false};
     case EventKind::Free:         return {"free",         true,  true,  false, true,  true,  false, true,  false};
     case EventKind::ZoneArg:      return {"zone_arg",     true,  true,  false, true,  true,  true,  false, false};
+    // Out of crash flushes as samples are (no stack table there).
+    case EventKind::ZoneStack:    return {"zone_stack",   true,  true,  false, false, false, false, false, true};
   }
   return {nullptr, false, false, false, false, false, false, false, false};  // a byte from a damaged file
 }
 // clang-format on
 
-inline constexpr uint8_t kEventKindCount = 16;
+inline constexpr uint8_t kEventKindCount = 17;
 
 namespace internal {
 constexpr bool event_kind_table_is_complete() noexcept {
@@ -216,6 +223,14 @@ constexpr bool kind_has_value(EventKind k) noexcept {
 }
 constexpr bool kind_value_is_location(EventKind k) noexcept {
   return internal::kind_flag(static_cast<uint8_t>(k), internal::kKindValueLocation);
+}
+
+// The slots that follow a record's head in a ring: an inline name's bytes, or
+// the words of a sample or a zone's stack.
+constexpr uint32_t trailing_slots(const Event& e) noexcept {
+  if (e.ref == NameRef::Inline) return continuation_slots(e.extra);
+  if (e.kind == EventKind::Sample || e.kind == EventKind::ZoneStack) return sample_frame_slots(e.extra);
+  return 0;
 }
 
 inline uint64_t double_bits(double v) noexcept {

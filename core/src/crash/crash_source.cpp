@@ -22,13 +22,6 @@ bool file_kind(EventKind k) noexcept { return valid_crash_kind(static_cast<uint8
 
 size_t c_strlen(const char* s) noexcept { return s ? std::strlen(s) : 0; }
 
-// Slots that follow a record's head in a ring: an inline name's bytes or a
-// sample's frames.
-uint64_t trailing_slots(const Event& e) noexcept {
-  return e.ref == NameRef::Inline ? continuation_slots(e.extra)
-         : e.kind == EventKind::Sample ? sample_frame_slots(e.extra) : 0;
-}
-
 // Copies the inline name that follows the record at `k` (its head `e`,
 // `slots` continuation slots) into g_inline_name; returns its length.
 size_t copy_inline_name(const Ring& ring, uint64_t k, const Event& e, uint64_t slots) noexcept {

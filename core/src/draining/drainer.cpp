@@ -485,7 +485,7 @@ void Drainer::drain_ring(ThreadState& t) {
     uint64_t i = 0;
     while (i < ready && events_.size() < cap) {
       const Event& e = r->peek(i);
-      const uint64_t extra = e.ref == NameRef::Inline ? continuation_slots(e.extra) : 0;
+      const uint64_t extra = trailing_slots(e);
       if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
       Event out = e;
       out.ts = clock_.to_ns(e.ts);
@@ -523,6 +523,16 @@ void Drainer::drain_ring(ThreadState& t) {
           }
           break;
         }
+        case NameRef::None:
+          if (e.kind == EventKind::ZoneStack) {
+            out.loc = intern_zone_stack(*r, i, e.extra);
+            if (out.loc == 0) {  // the stack table is full: the zone keeps no stack
+              i += 1 + extra;
+              continue;
+            }
+            break;
+          }
+          [[fallthrough]];
         default:
           // Memory events name their pool by index; its name is interned like
           // any static string (the pool table keeps the caller's pointer).

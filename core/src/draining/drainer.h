@@ -96,6 +96,10 @@ class Drainer : private sampler::SampleVisitor {
   bool wait_while_writing(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds limit, Done done);
   bool rings_need_draining() const;   // a ring past its wake fill, or a new ring
   void drain_ring(ThreadState& t);
+  // The stack of a ZoneStack record (its `words` words in the slots after
+  // position `at` of the ring) interned as a Sample's is; 0 when the stack
+  // table is full.
+  uint32_t intern_zone_stack(const Ring& r, uint64_t at, uint16_t words);
   void account_drops(ThreadState& t);
   // Offers the thread a larger ring when its ring overflowed, was found half
   // full, or fills so fast that what is left past the wake fill lasts less
@@ -146,7 +150,8 @@ class Drainer : private sampler::SampleVisitor {
   uint32_t rank_seen_ = UINT32_MAX;       // its version
   sampler::StackTable stacks_;
   InterpreterNames interpreter_names_;
-  std::vector<uint64_t> sample_frames_;  // on_sample's scratch
+  std::vector<uint64_t> sample_frames_;     // on_sample's scratch
+  std::vector<uint64_t> zone_stack_words_;  // intern_zone_stack's scratch
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;

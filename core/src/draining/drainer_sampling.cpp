@@ -3,6 +3,7 @@
 // (the stack interned into an id), keeps modules and thread coverage current,
 // and counts what was lost.
 #include <algorithm>
+#include <cstring>
 
 #include "draining/drainer.h"
 #include "sampler/sampler.h"
@@ -133,6 +134,17 @@ void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> 
   t.in_batch = true;
   batch_first_ns_ = std::min(batch_first_ns_, ts_ns);
   batch_last_ns_ = std::max(batch_last_ns_, ts_ns);
+}
+
+uint32_t Drainer::intern_zone_stack(const Ring& r, uint64_t at, uint16_t words) {
+  const size_t n = std::min<size_t>(words, kMaxSampleFrames);
+  zone_stack_words_.resize(n);
+  for (size_t k = 0; k < n; k += 4) {
+    const size_t count = std::min<size_t>(4, n - k);
+    std::memcpy(zone_stack_words_.data() + k, &r.peek(at + 1 + k / 4), count * sizeof(uint64_t));
+  }
+  interpreter_names_.convert(zone_stack_words_, locations_, &sample_frames_, kMaxSampleFrames);
+  return stacks_.intern(sample_frames_);  // 0, full: the table warned once
 }
 
 void Drainer::on_lost(uint32_t tid, uint64_t n) {

@@ -29,6 +29,7 @@ struct ReportArgs {
   bool samples = false;        // table --samples
   bool python = false;         // table --samples --python
   bool group_by_args = false;  // table --group-by-args
+  size_t group_by_stack = 0;   // table --group-by-stack N
   std::vector<std::string> symbol_paths;
   size_t name_width = kGpuNameWidth;  // gpu --name-width
 };
@@ -61,6 +62,7 @@ void check_sort(const ReportArgs& a) {
                                : parse_table_column(a.sort.empty() ? "total" : a.sort).has_value();
   if (!known) usage_error("bad --sort column: '" + a.sort + "'");
   if (a.python && !a.samples) usage_error("--python goes with --samples");
+  if (a.group_by_stack && a.samples) usage_error("--group-by-stack goes with zones, not --samples");
 }
 
 int run_table(const ReportArgs& a) {
@@ -80,6 +82,7 @@ int run_table(const ReportArgs& a) {
   options.top = a.top;
   options.thread = a.thread;
   options.group_by_args = a.group_by_args;
+  options.group_by_stack_n = a.group_by_stack;
   const TableResult table = compute_table(input.reader(), options);
   print(format_table(table, table_format(a)));
   report_zone_notes(0, 0, table.zones_too_deep);
@@ -123,6 +126,10 @@ void add_summary_commands(CLI::App& app) {
              "with --samples: Python functions only, self = samples whose innermost Python frame it is");
   t.add_flag("--group-by-args", table->group_by_args,
              "one row per name and distinct zone arguments (an Args column), e.g. PyTorch operators by input shapes");
+  t.add_option("--group-by-stack", table->group_by_stack,
+               "one row per name and the innermost N frames of the Python stack that called it (operators "
+               "recorded with ringprof.torch.profile(with_stack=True)), shown under Source location")
+      ->type_name("N");
   t.add_option("--sort", table->sort,
                "the column to sort by: name|calls|total|self|avg|min|max|self_gpu|gpu|self_mem|mem (default total); "
                "with --samples: name|self|total (default self)")

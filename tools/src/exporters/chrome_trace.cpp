@@ -179,6 +179,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
       case EventKind::ZoneBegin:
       case EventKind::ZoneEnd:
       case EventKind::ZoneArg:  // the zone tracker writes zones with their arguments
+      case EventKind::ZoneStack:  // ... and their stacks
       case EventKind::Alloc:
       case EventKind::Free:     // the memory counter tracks
       case EventKind::None:
@@ -299,7 +300,7 @@ class ChromeTraceWriter final : public SegmentVisitor {
     append_pid_tid(process_->trace_pid, process_->tid_of(z.thread_index));
     const Location* loc = process_->location(z.loc);
     const bool has_file = loc && !loc->file.empty();
-    if (has_file || z.unterminated || !z.args.empty()) {
+    if (has_file || z.unterminated || !z.args.empty() || z.stack) {
       line_ += ",\"args\":{";
       bool first = true;
       auto key = [&](std::string_view k) {
@@ -324,6 +325,15 @@ class ChromeTraceWriter final : public SegmentVisitor {
       for (const ZoneArgIds& a : z.args) {
         key(process_->location_name(a.key));
         internal::append_json_string(line_, zone_arg_value(*process_, a.value));
+      }
+      // with_stack: the Python stack that called it, innermost first, as
+      // Kineto writes "Call stack" (frames joined by ';').
+      if (z.stack) {
+        key("Call stack");
+        std::string text;
+        for (const ResolvedFrame& f : resolver_.stack(*process_, z.stack))
+          text += (text.empty() ? "" : ";") + source_frame_text(f);
+        internal::append_json_string(line_, text);
       }
       line_ += "}";
     }

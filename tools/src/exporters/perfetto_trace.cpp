@@ -116,6 +116,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     // value, at most ZoneTracker::kMaxArgs), written with its end: the trace
     // processor merges an end's annotations into the slice's args.
     std::vector<ZoneArgIds> args{};
+    uint32_t stack = 0;  // ZoneStack: the Python stack that called it, written with its end too
   };
   struct ThreadOut {
     uint32_t index = 0;
@@ -218,15 +219,21 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     }
   }
 
-  void end_zone(ThreadOut& t, uint64_t ts, bool unterminated, const std::vector<ZoneArgIds>& args) {
+  void end_zone(ThreadOut& t, uint64_t ts, bool unterminated, const OpenZone& z) {
     EventFields f;
     f.type = pf::TrackEvent::TYPE_SLICE_END;
     ++stats_.zones_written;
-    if (!unterminated && args.empty()) return w_.event(t.seq, ts, f);
+    if (!unterminated && z.args.empty() && !z.stack) return w_.event(t.seq, ts, f);
     Interned interned;
     Annotations a(w_, t.seq, interned);
     if (unterminated) a.add_bool("unterminated", true);
-    for (const ZoneArgIds& arg : args) a.add(process_->location_name(arg.key), zone_arg_value(*process_, arg.value));
+    for (const ZoneArgIds& arg : z.args) a.add(process_->location_name(arg.key), zone_arg_value(*process_, arg.value));
+    if (z.stack) {  // as the Chrome trace writes it (Kineto's "Call stack")
+      std::string text;
+      for (const ResolvedFrame& fr : resolver_.stack(*process_, z.stack))
+        text += (text.empty() ? "" : ";") + source_frame_text(fr);
+      a.add("Call stack", text);
+    }
     const std::string annotations(a.bytes());
     f.annotations = annotations;
     w_.event(t.seq, ts, f, &interned);
@@ -253,13 +260,18 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     }
     const OpenZone& z = t.open.back();
     if (!z.written && range_.overlaps(z.begin_ns, e.ts_ns)) write_pending_begins(t);
-    if (t.open.back().written) end_zone(t, e.ts_ns, false, t.open.back().args);
+    if (t.open.back().written) end_zone(t, e.ts_ns, false, t.open.back());
     t.open.pop_back();
   }
 
   void on_zone_arg(ThreadOut& t, const DecodedEvent& e) {
     if (t.overflow || t.open.empty()) return;
     add_zone_arg(t.open.back().args, e.loc, static_cast<uint32_t>(e.value));
+  }
+
+  void on_zone_stack(ThreadOut& t, const DecodedEvent& e) {
+    if (t.overflow || t.open.empty()) return;
+    t.open.back().stack = e.loc;
   }
 
   // The end of the process's data: zones still open end at their thread's
@@ -269,7 +281,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     if (t.last_ns >= range_.begin_ns) write_pending_begins(t);
     while (!t.open.empty()) {
       if (t.open.back().written) {
-        end_zone(t, t.last_ns, true, t.open.back().args);
+        end_zone(t, t.last_ns, true, t.open.back());
         ++stats_.unterminated_zones;
       }
       t.open.pop_back();
@@ -310,6 +322,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
         return on_zone_end(t, e);
       case EventKind::ZoneArg:
         return on_zone_arg(t, e);
+      case EventKind::ZoneStack: return on_zone_stack(t, e);
       case EventKind::Alloc:
       case EventKind::Free:
         return;  // the memory counter tracks (on_memory)
@@ -399,6 +412,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       case EventKind::ZoneBegin:
       case EventKind::ZoneEnd:
       case EventKind::ZoneArg:
+      case EventKind::ZoneStack:
       case EventKind::Alloc:
       case EventKind::Free:  // handled above
       case EventKind::Sample:  // the sample packets (before this function)

@@ -227,6 +227,7 @@ void FactsCollector::segment(const SegmentView& view) {
       case EventKind::Alloc:
       case EventKind::Free:
       case EventKind::ZoneArg:
+      case EventKind::ZoneStack:
       case EventKind::None:
       case EventKind::ThreadName:
       case EventKind::Continuation: break;

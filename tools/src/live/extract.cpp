@@ -102,6 +102,7 @@ class Extractor final : public SegmentVisitor {
   struct OpenZone {
     uint32_t loc;                   // input location id
     std::vector<ZoneArgIds> args{};  // its arguments so far (input ids), restated after a clipped begin
+    uint32_t stack = 0;              // its stack (ZoneStack, input id), restated likewise
   };
   struct ZoneState {
     std::vector<OpenZone> open;  // outermost first
@@ -114,11 +115,14 @@ class Extractor final : public SegmentVisitor {
     else if (e.kind == EventKind::ZoneEnd && !z.open.empty()) z.open.pop_back();
     else if (e.kind == EventKind::ZoneArg && !z.open.empty())
       add_zone_arg(z.open.back().args, e.loc, static_cast<uint32_t>(e.value));
+    else if (e.kind == EventKind::ZoneStack && !z.open.empty())
+      z.open.back().stack = e.loc;
   }
   void enter(ZoneState& z, uint32_t thread) {
     z.entered = true;
     for (const OpenZone& o : z.open) {
       add(thread, range_.begin_ns, EventKind::ZoneBegin, o.loc, 0);
+      if (o.stack) add(thread, range_.begin_ns, EventKind::ZoneStack, o.stack, 0);
       for (const ZoneArgIds& a : o.args) add(thread, range_.begin_ns, EventKind::ZoneArg, a.key, a.value);
       ++result_.clipped_zones;
     }
@@ -167,6 +171,10 @@ class Extractor final : public SegmentVisitor {
     auto [it, inserted] = stack_map_.try_emplace(id, 0);
     if (inserted) {
       StackTrace s = *src;
+      // A Python frame names a location of the input: the output's own id.
+      for (uint64_t& f : s.frames)
+        if (f & kInterpreterFrameTag)
+          f = kInterpreterFrameTag | map_location(static_cast<uint32_t>(f & ~kInterpreterFrameTag));
       s.id = static_cast<uint32_t>(stacks_.size() + 1);
       stacks_.push_back(std::move(s));
       it->second = stacks_.back().id;

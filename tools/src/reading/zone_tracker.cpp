@@ -31,6 +31,9 @@ void ZoneTracker::add(const DecodedEvent& e) {
     // With zones beyond kMaxDepth open, the innermost one is not tracked.
     if (t.overflow > 0 || t.stack.empty()) return;
     if (!add_zone_arg(t.stack.back().args, e.loc, static_cast<uint32_t>(e.value))) ++dropped_args_;
+  } else if (e.kind == EventKind::ZoneStack) {
+    if (t.overflow > 0 || t.stack.empty()) return;
+    t.stack.back().stack = e.loc;
   }
 }
 
@@ -82,6 +85,7 @@ void ZoneTracker::close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, b
   z.self_mem = open.self_mem;
   z.mem = open.self_mem + open.children_mem;
   z.args = std::move(open.args);
+  z.stack = open.stack;
   if (!t.stack.empty()) {
     t.stack.back().children_ns += z.duration_ns();
     t.stack.back().children_mem += z.mem;

@@ -57,19 +57,24 @@ void GpuAttribution::add_closed(Thread& t, const Span& s) {
 }
 
 void GpuAttribution::event(const DecodedEvent& e) {
-  if (e.kind != EventKind::ZoneBegin && e.kind != EventKind::ZoneEnd && e.kind != EventKind::ZoneArg) return;
+  if (e.kind != EventKind::ZoneBegin && e.kind != EventKind::ZoneEnd && e.kind != EventKind::ZoneArg &&
+      e.kind != EventKind::ZoneStack)
+    return;
   Thread& t = thread(process_->tid_of(e.thread_index));
   if (e.kind == EventKind::ZoneBegin) {
     if (t.open.size() < (1u << 16))
-      t.open.push_back(OpenSpan{Span{e.ts_ns, 0, intern(process_->location_name(e.loc))}, e.loc, {}});
+      t.open.push_back(OpenSpan{Span{e.ts_ns, 0, intern(process_->location_name(e.loc))}, e.loc, {}, 0});
     return;
   }
   if (t.open.empty()) return;
-  if (e.kind == EventKind::ZoneArg) {
-    if (!with_args_) return;
+  if (e.kind == EventKind::ZoneArg || e.kind == EventKind::ZoneStack) {
+    if (!key_) return;
     OpenSpan& o = t.open.back();
-    if (add_zone_arg(o.args, e.loc, static_cast<uint32_t>(e.value)))
-      o.span.name = intern(zone_key_with_args(*process_, o.loc, o.args));
+    if (e.kind == EventKind::ZoneStack)
+      o.stack = e.loc;
+    else if (!add_zone_arg(o.args, e.loc, static_cast<uint32_t>(e.value)))
+      return;
+    o.span.name = intern(key_(o.loc, o.args, o.stack));
     return;
   }
   Span s = t.open.back().span;

@@ -32,10 +32,11 @@ class GpuAttribution {
   // launch was inside no zone); `tid`: the launching thread.
   using OnWork =
       std::function<void(const GpuActivity& work, const std::vector<const std::string*>& operators, uint32_t tid)>;
-  // `with_args`: a zone's operator name is zone_key_with_args() (its name,
-  // then its arguments once it has any): the key of a table grouped by them.
-  explicit GpuAttribution(OnWork on_work, bool with_args = false)
-      : on_work_(std::move(on_work)), with_args_(with_args) {}
+  // A zone's operator name from its name, arguments and stack id (the key of
+  // a table grouped by them), asked again whenever an argument or its stack
+  // comes; none: the zone's name.
+  using KeyFn = std::function<std::string(uint32_t loc, const std::vector<ZoneArgIds>& args, uint32_t stack)>;
+  explicit GpuAttribution(OnWork on_work, KeyFn key = nullptr) : on_work_(std::move(on_work)), key_(std::move(key)) {}
 
   void begin_process(const ProcessState& p);
   // Every CPU event of the segment, then its GPU records.
@@ -52,7 +53,8 @@ class GpuAttribution {
   struct OpenSpan {
     Span span;
     uint32_t loc;                  // the zone's own name
-    std::vector<ZoneArgIds> args;  // with_args only
+    std::vector<ZoneArgIds> args;  // with key_ only
+    uint32_t stack = 0;            // with key_ only
   };
   struct Thread {
     std::vector<OpenSpan> open;  // span.end unused
@@ -67,7 +69,7 @@ class GpuAttribution {
   void deliver(const GpuActivity& work, const Chain& chain, uint32_t tid);
 
   OnWork on_work_;
-  bool with_args_;
+  KeyFn key_;
   const ProcessState* process_ = nullptr;
   std::unordered_map<uint32_t, Thread> threads_;  // by kernel tid
   std::vector<std::string> names_;

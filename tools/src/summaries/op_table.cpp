@@ -7,6 +7,7 @@
 
 #include "summaries/gpu_attribution.h"
 #include "summaries/memory_pairing.h"
+#include "ringprof/tools/stack_resolver.h"
 #include "ringprof/tools/thread_filter.h"
 #include "ringprof/tools/trace_range.h"
 #include "ringprof/tools/zone_tracker.h"
@@ -36,10 +37,14 @@ class TableBuilder final : public SegmentVisitor {
         threads_(options.thread),
         gpu_([this](const GpuActivity& w, const std::vector<const std::string*>& ops,
                     uint32_t tid) { on_gpu_work(w, ops, tid); },
-             options.group_by_args) {}
+             options.group_by_args || options.group_by_stack_n
+                 ? internal::GpuAttribution::KeyFn([this](uint32_t loc, const std::vector<ZoneArgIds>& args,
+                                                          uint32_t stack) { return key(loc, args, stack); })
+                 : nullptr) {}
 
   void begin_process(const ProcessState& p) override {
     process_ = &p;
+    stack_text_.clear();  // stack ids are per process
     zones_.clear();
     gpu_.begin_process(p);
     memory_.clear();
@@ -78,6 +83,7 @@ class TableBuilder final : public SegmentVisitor {
     TableResult r;
     r.rows.reserve(rows_.size());
     r.has_args = options_.group_by_args;
+    r.has_stacks = options_.group_by_stack_n > 0;
     for (auto& [name, row] : rows_) {
       r.sum_self_ns += row.self_ns;
       r.zones += row.calls;
@@ -102,8 +108,7 @@ class TableBuilder final : public SegmentVisitor {
  private:
   void on_zone(const ClosedZone& z) {
     if (!range_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
-    TableRow& row = this->row(options_.group_by_args ? zone_key_with_args(*process_, z.loc, z.args)
-                                                     : process_->location_name(z.loc));
+    TableRow& row = this->row(key(z.loc, z.args, z.stack));
     const uint64_t d = z.duration_ns();
     if (row.calls == 0 && options_.group_by_args) {
       for (const ZoneArgIds& a : z.args)
@@ -143,13 +148,41 @@ class TableBuilder final : public SegmentVisitor {
       if (!seen) row(*ops[i]).gpu_total_ns += d;
     }
   }
-  // The row of a zone name, or of "name\x1f<arguments>" when grouped by them.
+  // A zone's row key: its name, then "\x1f<arguments>" when grouped by
+  // them, then "\x1e<frame>" for each of its first N stack frames when
+  // grouped by stack.
+  std::string key(uint32_t loc, const std::vector<ZoneArgIds>& args, uint32_t stack) {
+    std::string k = options_.group_by_args ? zone_key_with_args(*process_, loc, args) : process_->location_name(loc);
+    if (options_.group_by_stack_n && stack) k += stack_text(stack);
+    return k;
+  }
+  // "\x1e<frame>" for each of the stack's first N frames (cached per id).
+  const std::string& stack_text(uint32_t stack) {
+    auto [it, inserted] = stack_text_.try_emplace(stack);
+    if (inserted) {
+      if (!resolver_) resolver_ = std::make_unique<StackResolver>();
+      size_t n = 0;
+      for (const ResolvedFrame& f : resolver_->stack(*process_, stack)) {
+        if (n++ == options_.group_by_stack_n) break;
+        it->second += '\x1e' + source_frame_text(f);
+      }
+    }
+    return it->second;
+  }
+  // The row of a key (above).
   TableRow& row(const std::string& key) {
     auto [it, inserted] = rows_.try_emplace(key);
     if (inserted) {
-      const size_t split = options_.group_by_args ? key.find('\x1f') : std::string::npos;
-      it->second.name = key.substr(0, split);
-      if (split != std::string::npos) it->second.args = key.substr(split + 1);
+      const size_t stack = options_.group_by_stack_n ? key.find('\x1e') : std::string::npos;
+      const std::string head = key.substr(0, stack);
+      const size_t split = options_.group_by_args ? head.find('\x1f') : std::string::npos;
+      it->second.name = head.substr(0, split);
+      if (split != std::string::npos) it->second.args = head.substr(split + 1);
+      for (size_t at = stack; at != std::string::npos;) {
+        const size_t next = key.find('\x1e', at + 1);
+        it->second.stack.push_back(key.substr(at + 1, next == std::string::npos ? next : next - at - 1));
+        at = next;
+      }
     }
     return it->second;
   }
@@ -172,6 +205,8 @@ class TableBuilder final : public SegmentVisitor {
   uint64_t unmatched_frees_ = 0;
   const ProcessState* process_ = nullptr;
   std::unordered_map<std::string, TableRow> rows_;
+  std::unique_ptr<StackResolver> resolver_;  // group_by_stack_n only
+  std::unordered_map<uint32_t, std::string> stack_text_;
 };
 
 int64_t column_value(const TableRow& r, TableColumn c) {
@@ -200,7 +235,8 @@ void sort_table_rows(std::vector<TableRow>& rows, TableColumn column) {
       const int64_t va = column_value(a, column), vb = column_value(b, column);
       if (va != vb) return va > vb;
     }
-    return a.name != b.name ? a.name < b.name : a.args < b.args;
+    if (a.name != b.name) return a.name < b.name;
+    return a.args != b.args ? a.args < b.args : a.stack < b.stack;
   });
 }
 
@@ -241,6 +277,10 @@ std::string format_table(const TableResult& table, TableFormat format) {
     headers.insert(headers.end(), {"Self Mem (B)", "Mem (B)"});
     csv_headers.insert(csv_headers.end(), {"self_mem_bytes", "mem_bytes"});
   }
+  if (table.has_stacks) {
+    headers.push_back("Source location");
+    csv_headers.push_back("stack");
+  }
   std::vector<internal::TextRow> cells;
   for (const TableRow& r : table.rows) {
     cells.push_back({r.name, std::to_string(r.calls), format_us(r.total_ns),
@@ -256,12 +296,27 @@ std::string format_table(const TableResult& table, TableFormat format) {
       cells.back().push_back(std::to_string(r.self_mem));
       cells.back().push_back(std::to_string(r.mem));
     }
+    if (table.has_stacks) {
+      if (format == TableFormat::Csv) {
+        std::string joined;
+        for (const std::string& f : r.stack) joined += (joined.empty() ? "" : "; ") + f;
+        cells.back().push_back(joined);
+      } else {
+        // The first frame on the row's line, each caller on a line of its own below.
+        cells.back().push_back(r.stack.empty() ? std::string() : r.stack[0]);
+        for (size_t i = 1; i < r.stack.size(); ++i) {
+          cells.emplace_back(headers.size());
+          cells.back().back() = r.stack[i];
+        }
+      }
+    }
   }
   if (format == TableFormat::Csv) return internal::format_csv_table(csv_headers, cells);
 
   std::vector<bool> left(headers.size(), false);
   left[0] = true;
   if (table.has_args) left[1] = true;
+  if (table.has_stacks) left.back() = true;
   std::string out = internal::format_text_table(headers, cells, left);
   out += "Self time total: " + format_us(table.sum_self_ns) + " us over " + std::to_string(table.zones) + " zones";
   if (table.unmatched_zone_ends)

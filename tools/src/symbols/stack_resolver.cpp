@@ -116,4 +116,9 @@ const std::vector<ResolvedFrame>& StackResolver::stack(const ProcessState& proce
   return impl_->stacks.emplace(key, std::move(frames)).first->second;
 }
 
+std::string source_frame_text(const ResolvedFrame& f) {
+  if (f.file.empty()) return f.function;
+  return f.file + "(" + std::to_string(f.line) + "): " + f.function;
+}
+
 }  // namespace ringprof

@@ -93,6 +93,15 @@ struct InterpreterFrameHooks {
 void set_interpreter_frame_hooks(const InterpreterFrameHooks* hooks) noexcept;
 const InterpreterFrameHooks* interpreter_frame_hooks() noexcept;
 
+// The calling thread's interpreter frames now, as the stack of the innermost
+// zone it has open (a ZoneStack record after the zone's ZoneBegin): what an
+// operator's with_stack records. Not in a signal handler: on the thread
+// itself, between two calls, where its frame chain is whole and stays put
+// while it is read (no other thread changes it), so reads are plain loads.
+// False, recording nothing, when no hooks are registered, the thread runs no
+// interpreter code, recording is off or the ring is full.
+bool record_zone_stack() noexcept;
+
 // In a stack as stored (StackTrace::frames), an interpreter frame is
 // kInterpreterFrameTag | location id (ringprof/sink.h).
 using ringprof::kInterpreterFrameTag;

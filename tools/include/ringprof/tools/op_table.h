@@ -41,12 +41,21 @@ struct TableOptions {
   // torch.profiler's key_averages(group_by_input_shape=True)) instead of one
   // per name; GPU columns follow the same split.
   bool group_by_args = false;
+  // One row per name and the innermost N frames of the Python stack that
+  // called it (zones recorded with with_stack, as torch.profiler's
+  // key_averages(group_by_stack_n=N)); zones without a stack get a row of
+  // their own with none. 0: not grouped by stack.
+  size_t group_by_stack_n = 0;
 };
 
 struct TableRow {
   std::string name;
   std::string args;  // group_by_args: "key=value; key=value" (zone_args_text), "" for zones with none
   std::vector<std::pair<std::string, std::string>> arg_list;  // the same, as (key, value) pairs
+  // group_by_stack_n: the row's stack frames, innermost first, each
+  // "file(line): function" as torch.profiler prints them; empty for zones
+  // recorded without a stack.
+  std::vector<std::string> stack;
   uint64_t calls = 0;
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;
@@ -75,6 +84,7 @@ struct TableResult {
   uint64_t gpu_outside_zones_ns = 0; // launched outside any zone, or by a call not in the files
   bool has_memory = false;           // memory events in the range: memory columns are shown
   bool has_args = false;             // grouped by arguments: an Args column is shown
+  bool has_stacks = false;           // grouped by stacks: a Source location column is shown
   uint64_t mem_allocated = 0;        // bytes, every memory event in the range
   uint64_t mem_freed = 0;
   int64_t mem_outside_zones = 0;     // net bytes of events with no zone open on their thread
@@ -93,7 +103,8 @@ std::string format_percent(uint64_t part, uint64_t whole);
 
 enum class TableFormat { Text, Csv };
 // Text: aligned columns, times in microseconds with three decimals, a total
-// line below. CSV: a header row and one row per name, same units.
+// line below; a row's stack frames one per line in the last column. CSV: a
+// header row and one row per name, same units, frames joined by "; ".
 std::string format_table(const TableResult& table, TableFormat format);
 
 }  // namespace ringprof

@@ -32,6 +32,10 @@ struct ResolvedFrame {
   bool interpreted = false;  // a Python frame (function, file and line from the interpreter)
 };
 
+// A frame as torch.profiler prints a Python stack's entries: "file(line):
+// function"; the function alone when it has no file.
+std::string source_frame_text(const ResolvedFrame& f);
+
 class Symbolizer;
 
 class StackResolver {

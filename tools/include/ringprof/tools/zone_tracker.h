@@ -11,6 +11,8 @@
 // Arguments (ZoneArg events) go to the innermost zone open on their thread;
 // a later argument with the same key replaces the earlier one, and a zone
 // keeps at most kMaxArgs of them (the rest are counted in dropped_args()).
+// A ZoneStack event gives that zone its stack (the id of the Python stack
+// that called an operator, recorded with with_stack).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +64,7 @@ struct ClosedZone {
   int64_t self_mem = 0;
   int64_t mem = 0;
   std::vector<ZoneArgIds> args;  // in the order their keys first came
+  uint32_t stack = 0;            // ZoneStack: its stack id; 0 when none was recorded
   uint64_t duration_ns() const { return end_ns - begin_ns; }
   uint64_t self_ns() const { return children_ns < duration_ns() ? duration_ns() - children_ns : 0; }
 };
@@ -99,6 +102,7 @@ class ZoneTracker {
     int64_t self_mem = 0;
     int64_t children_mem = 0;
     std::vector<ZoneArgIds> args{};
+    uint32_t stack = 0;
   };
   struct Thread {
     std::vector<Open> stack;
