@@ -86,6 +86,19 @@ py::list capture_python_frames(bool raw) {
   return out;
 }
 
+// Test only: the calling thread's frames read both ways within one call,
+// (guarded capture, in-place capture_self) as raw (code, check, instr).
+py::tuple capture_python_frames_both_ways() {
+  const auto guarded = python::capture_frames_for_test(false);
+  const auto in_place = python::capture_frames_for_test(true);
+  auto raw = [](const std::vector<internal::CapturedFrame>& frames) {
+    py::list out;
+    for (const auto& f : frames) out.append(py::make_tuple(f.code, f.check, f.instr));
+    return out;
+  };
+  return py::make_tuple(raw(guarded), raw(in_place));
+}
+
 // Test only: one raw frame named, or None where describe refuses it.
 py::object describe_python_frame(uint64_t code, uint32_t check, uint32_t instr) {
   internal::CapturedFrame f;
@@ -196,6 +209,7 @@ PYBIND11_MODULE(_ringprof, m) {
     return id;
   });
   m.def("_capture_python_frames", &capture_python_frames, py::arg("raw") = false);
+  m.def("_capture_python_frames_both_ways", &capture_python_frames_both_ways);
   // Whether this interpreter's frames can be read, and why not: (ok, reason).
   m.def("_python_frames", [] {
     std::string why;

@@ -225,6 +225,32 @@ size_t walk(const MemoryReader& mem, CapturedFrame* out, size_t max) noexcept {
   return n;
 }
 
+// The calling thread's own frames (InterpreterFrameHooks::capture_self):
+// outside a signal handler, the chain is whole and stays put while this
+// thread runs this code, and its frames keep their code objects alive, so the
+// fields are read in place. Frames as walk() gives them, without run marks
+// (nothing pairs these with native frames).
+size_t capture_self(CapturedFrame* out, size_t max) noexcept {
+  PyThreadState* ts = PyGILState_GetThisThreadState();
+  if (!ts || !ts->cframe) return 0;
+  size_t n = 0, steps = 0;
+  for (_PyInterpreterFrame* f = ts->cframe->current_frame; f && n < max && steps < kMaxSteps;
+       f = f->previous, ++steps) {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (f->owner == FRAME_OWNED_BY_CSTACK) continue;  // a run's shim frame
+#endif
+    const PyCodeObject& c = *f->f_code;
+    const uint64_t code = address(f->f_code), prev_instr = address(f->prev_instr);
+    if (incomplete(f->owner, prev_instr, code, c)) continue;
+    CapturedFrame& cf = out[n++];
+    cf = CapturedFrame{};
+    cf.code = code;
+    cf.check = fingerprint(c);
+    cf.instr = instr_offset(code, c, prev_instr);
+  }
+  return n;
+}
+
 size_t capture(const MemoryReader& mem, CapturedFrame* out, size_t max) noexcept {
   const int saved = errno;  // a failed read sets it; the interrupted code may be reading it
   const size_t n = walk(mem, out, max);
@@ -419,6 +445,7 @@ bool register_python_frame_hooks(std::string* why) {
     h.name = PY_VERSION_HEX >= 0x030C0000 ? "CPython 3.12" : "CPython 3.11";
     if (!eval_loop_range(&h.eval_begin, &h.eval_end, &failure)) return false;
     h.capture = capture;
+    h.capture_self = capture_self;
     h.describe = describe;
     g_hooks = h;
     internal::set_interpreter_frame_hooks(&g_hooks);
@@ -432,12 +459,14 @@ bool register_python_frame_hooks(std::string* why) {
 #endif
 }
 
-std::vector<CapturedFrame> capture_frames_for_test() {
+std::vector<CapturedFrame> capture_frames_for_test(bool in_place) {
 #if RINGPROF_PY_FRAMES
   CapturedFrame frames[512];
-  const size_t n = capture(test_reader(), frames, std::size(frames));
+  const size_t n =
+      in_place ? capture_self(frames, std::size(frames)) : capture(test_reader(), frames, std::size(frames));
   return std::vector<CapturedFrame>(frames, frames + n);
 #else
+  (void)in_place;
   return {};
 #endif
 }

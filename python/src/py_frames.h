@@ -25,7 +25,8 @@ bool register_python_frame_hooks(std::string* why);
 // calling thread and outside any signal handler (a unit test of the frame
 // walk apart from the signal machinery), reading memory as the drainer does.
 // The frames innermost first; none where this interpreter is unsupported.
-std::vector<internal::CapturedFrame> capture_frames_for_test();
+// in_place: capture_self's read instead (what record_zone_stack() uses).
+std::vector<internal::CapturedFrame> capture_frames_for_test(bool in_place = false);
 // False where describe refuses: not a code object, or not the one captured.
 bool describe_frame_for_test(const internal::CapturedFrame& frame, internal::FrameName* out);
 

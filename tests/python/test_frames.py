@@ -179,6 +179,26 @@ class FramesTest(unittest.TestCase):
         self.assertNotIn(self.here(), names)
         self.assertTrue(frames[-1][3])
 
+    def test_the_in_place_read_gives_the_frames_the_guarded_one_does(self):
+        # What operator stacks use (with_stack) against what samples use, in
+        # one call: the same frames, through a generator, a call through C
+        # (sorted's key) and a thread's frames.
+        def both():
+            return _ringprof._capture_python_frames_both_ways()
+
+        def in_gen():
+            yield both()
+
+        results = [both(), next(in_gen())]
+        sorted([1, 2], key=lambda x: results.append(both()) or x)
+        t = threading.Thread(target=lambda: results.append(both()))
+        t.start()
+        t.join()
+        self.assertEqual(len(results), 5)
+        for guarded, in_place in results:
+            self.assertGreater(len(guarded), 2)
+            self.assertEqual(in_place, guarded)
+
     def test_describe_refuses_what_is_not_the_code_captured(self):
         raw = _ringprof._capture_python_frames(raw=True)  # line: test-raw
         code, check, instr, _ = raw[0]

@@ -44,8 +44,13 @@ bool record_zone_stack() noexcept {
     if (!t_scratch) return false;
   }
   ZoneStackScratch& x = *t_scratch;
-  const MemoryReader mem{read_direct, nullptr, nullptr, x.capture, sizeof x.capture};
-  const size_t frames = h->capture(mem, x.frames, kMaxFrames);
+  size_t frames;
+  if (h->capture_self) {
+    frames = h->capture_self(x.frames, kMaxFrames);
+  } else {
+    const MemoryReader mem{read_direct, nullptr, nullptr, x.capture, sizeof x.capture};
+    frames = h->capture(mem, x.frames, kMaxFrames);
+  }
   if (frames == 0) return false;
   for (size_t i = 0; i < frames; ++i) {
     x.words[2 * i] = kInterpreterFrameTag | x.frames[i].code;

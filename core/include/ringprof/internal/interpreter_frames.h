@@ -86,6 +86,10 @@ struct InterpreterFrameHooks {
   // Drainer thread: names a captured frame; false when the code object is
   // gone or no longer the one sampled.
   bool (*describe)(const MemoryReader& mem, const CapturedFrame& frame, FrameName* out) = nullptr;
+  // Optional. On the calling thread, outside any signal handler: its own
+  // frames, innermost first, read in place (record_zone_stack() below). The
+  // same frames `capture` would give there, without its guarded copies.
+  size_t (*capture_self)(CapturedFrame* out, size_t max) noexcept = nullptr;
 };
 
 // Registers the hooks (the object must live for the rest of the process), or
