@@ -152,6 +152,15 @@ class Drainer : private sampler::SampleVisitor {
   InterpreterNames interpreter_names_;
   std::vector<uint64_t> sample_frames_;     // on_sample's scratch
   std::vector<uint64_t> zone_stack_words_;  // intern_zone_stack's scratch
+  // Operators called from one line in a loop repeat the same raw stack: the
+  // last ids by a hash of the raw words, so a repeat costs a compare instead
+  // of naming each frame and interning the stack again.
+  struct ZoneStackCacheEntry {
+    std::vector<uint64_t> words;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kZoneStackCache = 64;
+  std::vector<ZoneStackCacheEntry> zone_stack_cache_ = std::vector<ZoneStackCacheEntry>(kZoneStackCache);
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;

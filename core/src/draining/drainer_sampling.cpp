@@ -143,8 +143,17 @@ uint32_t Drainer::intern_zone_stack(const Ring& r, uint64_t at, uint16_t words) 
     const size_t count = std::min<size_t>(4, n - k);
     std::memcpy(zone_stack_words_.data() + k, &r.peek(at + 1 + k / 4), count * sizeof(uint64_t));
   }
+  uint64_t h = n;
+  for (uint64_t w : zone_stack_words_) h = (h ^ w) * 0x100000001b3ull;
+  ZoneStackCacheEntry& slot = zone_stack_cache_[(h ^ (h >> 29)) % kZoneStackCache];
+  if (slot.id != 0 && slot.words == zone_stack_words_) return slot.id;
   interpreter_names_.convert(zone_stack_words_, locations_, &sample_frames_, kMaxSampleFrames);
-  return stacks_.intern(sample_frames_);  // 0, full: the table warned once
+  const uint32_t id = stacks_.intern(sample_frames_);  // 0, full: the table warned once
+  if (id != 0) {
+    slot.words = zone_stack_words_;
+    slot.id = id;
+  }
+  return id;
 }
 
 void Drainer::on_lost(uint32_t tid, uint64_t n) {
