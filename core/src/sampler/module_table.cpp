@@ -11,21 +11,6 @@ namespace ringprof::sampler {
 
 namespace {
 
-struct Counters {
-  unsigned long long adds = 0, subs = 0;
-  bool seen = false;
-};
-
-int read_counters(dl_phdr_info* info, size_t size, void* arg) {
-  auto* c = static_cast<Counters*>(arg);
-  if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-    c->adds = info->dlpi_adds;
-    c->subs = info->dlpi_subs;
-    c->seen = true;
-  }
-  return 1;  // the counters are the same in every entry: stop at the first
-}
-
 std::string read_exe_path() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -89,11 +74,9 @@ std::string build_id_from_notes(const unsigned char* notes, size_t size) {
 }
 
 bool ModuleTable::refresh() {
-  Counters c;
-  dl_iterate_phdr(read_counters, &c);
-  if (c.seen && c.adds == adds_ && c.subs == subs_) return false;
-  adds_ = c.adds;
-  subs_ = c.subs;
+  const LoaderCounters c = read_loader_counters();
+  if (c.same_as(counters_)) return false;
+  counters_ = c;
   const size_t before = modules_.size();
   scan();
   return modules_.size() != before;

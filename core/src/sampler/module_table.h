@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ringprof/sink.h"
+#include "sampler/loader_counters.h"
 
 namespace ringprof::sampler {
 
@@ -30,7 +31,7 @@ class ModuleTable {
 
   std::vector<ModuleInfo> modules_;                        // modules_[id - 1]
   std::map<std::pair<std::string, uint64_t>, uint32_t> known_;  // (path, base) → id
-  unsigned long long adds_ = ~0ull, subs_ = ~0ull;
+  LoaderCounters counters_;                                     // at the last scan (unknown before the first)
   std::string exe_path_;
 };
 

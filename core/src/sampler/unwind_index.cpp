@@ -18,30 +18,15 @@ std::atomic<uint64_t> g_generation{0};
 
 struct Scan {
   std::vector<UnwindModule> found;
-  unsigned long long adds = 0, subs = 0;
-  bool counters = false;
+  LoaderCounters counters;
 };
 
 int collect(dl_phdr_info* info, size_t size, void* arg) {
   auto* s = static_cast<Scan*>(arg);
-  if (!s->counters && size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-    s->adds = info->dlpi_adds;
-    s->subs = info->dlpi_subs;
-    s->counters = true;
-  }
+  if (!s->counters.known) loader_counters_of(info, size, &s->counters);
   UnwindModule m;
   if (unwind_module_from_headers(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &m)) s->found.push_back(m);
   return 0;
-}
-
-int read_counters(dl_phdr_info* info, size_t size, void* arg) {
-  auto* s = static_cast<Scan*>(arg);
-  if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-    s->adds = info->dlpi_adds;
-    s->subs = info->dlpi_subs;
-    s->counters = true;
-  }
-  return 1;
 }
 
 }  // namespace
@@ -111,16 +96,13 @@ const UnwindModule* UnwindView::find(uint64_t pc) const noexcept {
 }
 
 void UnwindIndex::refresh() {
-  Scan probe;
-  dl_iterate_phdr(read_counters, &probe);
-  if (published_ && probe.counters && probe.adds == adds_ && probe.subs == subs_) {
+  if (published_ && read_loader_counters().same_as(counters_)) {
     free_retired(false);
     return;
   }
   Scan s;
   dl_iterate_phdr(collect, &s);
-  adds_ = s.adds;
-  subs_ = s.subs;
+  counters_ = s.counters;
   std::sort(s.found.begin(), s.found.end(),
             [](const UnwindModule& a, const UnwindModule& b) { return a.start < b.start; });
   auto* modules = new UnwindModule[s.found.size() ? s.found.size() : 1];

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sampler/cfi_rules.h"
+#include "sampler/loader_counters.h"
 
 namespace ringprof::sampler {
 
@@ -56,7 +57,7 @@ class UnwindIndex {
  private:
   void free_retired(bool wait);
   std::vector<UnwindSnapshot*> retired_;
-  unsigned long long adds_ = ~0ull, subs_ = ~0ull;
+  LoaderCounters counters_;  // at the last scan
   size_t count_ = 0;
   bool published_ = false;
 };
