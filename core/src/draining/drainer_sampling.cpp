@@ -3,7 +3,6 @@
 // (the stack interned into an id), keeps modules and thread coverage current,
 // and counts what was lost.
 #include <algorithm>
-#include <cstring>
 
 #include "draining/drainer.h"
 #include "sampler/sampler.h"
@@ -139,10 +138,7 @@ void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> 
 uint32_t Drainer::intern_zone_stack(const Ring& r, uint64_t at, uint16_t words) {
   const size_t n = std::min<size_t>(words, kMaxSampleFrames);
   zone_stack_words_.resize(n);
-  for (size_t k = 0; k < n; k += 4) {
-    const size_t count = std::min<size_t>(4, n - k);
-    std::memcpy(zone_stack_words_.data() + k, &r.peek(at + 1 + k / 4), count * sizeof(uint64_t));
-  }
+  read_words_record(r, at, zone_stack_words_.data(), n);
   uint64_t h = n;
   for (uint64_t w : zone_stack_words_) h = (h ^ w) * 0x100000001b3ull;
   ZoneStackCacheEntry& slot = zone_stack_cache_[(h ^ (h >> 29)) % kZoneStackCache];

@@ -52,28 +52,8 @@ bool record_zone_stack() noexcept {
     frames = h->capture(mem, x.frames, kMaxFrames);
   }
   if (frames == 0) return false;
-  for (size_t i = 0; i < frames; ++i) {
-    x.words[2 * i] = kInterpreterFrameTag | x.frames[i].code;
-    x.words[2 * i + 1] = uint64_t{x.frames[i].check} << 32 | x.frames[i].instr;
-  }
-  const size_t n = 2 * frames;
-  const uint32_t slots = sample_frame_slots(n);
-  uint64_t pos;
-  if (!Ring::claim(r, 1 + slots, &pos, 1)) return false;
-  Event* e = r->slot_at(pos);
-  e->ts = now_ticks(session);
-  e->kind = EventKind::ZoneStack;
-  e->ref = NameRef::None;
-  e->extra = static_cast<uint16_t>(n);
-  e->loc = 0;
-  e->p0 = 0;
-  e->p1 = 0;
-  for (uint32_t k = 0; k < slots; ++k) {
-    const size_t first = size_t{k} * 4, count = n - first < 4 ? n - first : 4;
-    std::memcpy(r->slot_at(pos + 1 + k), x.words + first, count * sizeof(uint64_t));
-  }
-  r->publish(pos + 1 + slots);
-  return true;
+  for (size_t i = 0; i < frames; ++i) interpreter_frame_words(x.frames[i], x.words + 2 * i);
+  return write_words_record(r, EventKind::ZoneStack, now_ticks(session), x.words, 2 * frames);
 }
 
 }  // namespace ringprof::internal

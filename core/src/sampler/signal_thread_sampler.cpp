@@ -176,22 +176,8 @@ void record_sample(Slot& s, void* ctx, uint64_t now) noexcept {
     reader.set_direct_range(in.sp, hi);
   }
   const size_t n = unwind_stack(in, reader, &x.rules, x.words, kMaxSampleWords).words;
-  const uint32_t slots = sample_frame_slots(n);
-  uint64_t pos;
-  if (!Ring::claim(r, 1 + slots, &pos)) return;  // full: the ring counts the drop (never grown)
-  Event* e = r->slot_at(pos);
-  e->ts = now;
-  e->kind = EventKind::Sample;
-  e->ref = NameRef::None;
-  e->extra = static_cast<uint16_t>(n);
-  e->loc = 0;
-  e->p0 = 0;
-  e->p1 = 0;
-  for (uint32_t k = 0; k < slots; ++k) {
-    const size_t first = size_t{k} * 4, count = n - first < 4 ? n - first : 4;
-    std::memcpy(r->slot_at(pos + 1 + k), x.words + first, count * sizeof(uint64_t));
-  }
-  r->publish(pos + 1 + slots);
+  // Full: the ring counts the drop (never grown).
+  write_words_record(r, EventKind::Sample, now, x.words, n);
 }
 
 void enter_slot(uint64_t key, uint64_t overrun, void* ctx) noexcept {
@@ -461,12 +447,7 @@ void SignalThreadSampler::read(SampleVisitor& v) {
     const size_t n = e.extra <= kMaxSampleWords ? e.extra : kMaxSampleWords;
     const uint32_t slots = sample_frame_slots(e.extra);
     if (i + 1 + slots > ready) break;  // cannot happen: records are published whole
-    for (uint32_t k = 0; k < slots; ++k) {
-      const size_t first = size_t{k} * 4;
-      if (first >= n) break;
-      const size_t count = n - first < 4 ? n - first : 4;
-      std::memcpy(words_ + first, &r->peek(i + 1 + k), count * sizeof(uint64_t));
-    }
+    read_words_record(*r, i, words_, n);
     const uint64_t ts = e.ts;
     i += 1 + slots;
     v.on_sample(tid_, ts, std::span<const uint64_t>(words_, n));

@@ -46,8 +46,8 @@ UnwindResult unwind_stack(const UnwindInput& in, StackReader& stack, RuleCache* 
   auto emit_interp_group = [&] {
     while (next_interp < in.interp_count && r.words + 2 <= max_words) {
       const internal::CapturedFrame& f = in.interp[next_interp++];
-      out[r.words++] = internal::kInterpreterFrameTag | f.code;
-      out[r.words++] = (uint64_t{f.check} << 32) | f.instr;
+      internal::interpreter_frame_words(f, out + r.words);
+      r.words += 2;
       if (f.entry) break;
     }
   };

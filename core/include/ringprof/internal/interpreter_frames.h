@@ -110,4 +110,12 @@ bool record_zone_stack() noexcept;
 // kInterpreterFrameTag | location id (ringprof/sink.h).
 using ringprof::kInterpreterFrameTag;
 
+// A captured frame as the two words a stack record carries before the
+// drainer names it (stack_unwinder.h): kInterpreterFrameTag | code, then
+// check << 32 | instr.
+inline void interpreter_frame_words(const CapturedFrame& f, uint64_t* out) noexcept {
+  out[0] = kInterpreterFrameTag | f.code;
+  out[1] = (uint64_t{f.check} << 32) | f.instr;
+}
+
 }  // namespace ringprof::internal

@@ -300,4 +300,38 @@ class Ring {
   uint32_t tid_ = 0;
 };
 
+// A record of `n` 8-byte words (a sample's stack, a zone's stack): its head,
+// `kind` at `ts` with the count in `extra`, then the words packed four to a
+// slot in sample_frame_slots(n) slots. False when the ring refused it (and
+// counted `lost` events dropped). Async-signal-safe.
+inline bool write_words_record(Ring*& r, EventKind kind, uint64_t ts, const uint64_t* words, size_t n,
+                               uint32_t lost = 1) noexcept {
+  const uint32_t slots = sample_frame_slots(n);
+  uint64_t pos;
+  if (!Ring::claim(r, 1 + slots, &pos, lost)) return false;
+  Event* e = r->slot_at(pos);
+  e->ts = ts;
+  e->kind = kind;
+  e->ref = NameRef::None;
+  e->extra = static_cast<uint16_t>(n);
+  e->loc = 0;
+  e->p0 = 0;
+  e->p1 = 0;
+  for (uint32_t k = 0; k < slots; ++k) {
+    const size_t first = size_t{k} * 4, count = n - first < 4 ? n - first : 4;
+    std::memcpy(r->slot_at(pos + 1 + k), words + first, count * sizeof(uint64_t));
+  }
+  r->publish(pos + 1 + slots);
+  return true;
+}
+
+// The first `n` words (n <= the record's count) of the words record whose
+// head is `at` slots past the read position. Consumer side.
+inline void read_words_record(const Ring& r, uint64_t at, uint64_t* out, size_t n) noexcept {
+  for (size_t first = 0, k = 0; first < n; first += 4, ++k) {
+    const size_t count = n - first < 4 ? n - first : 4;
+    std::memcpy(out + first, &r.peek(at + 1 + k), count * sizeof(uint64_t));
+  }
+}
+
 }  // namespace ringprof
