@@ -30,7 +30,7 @@ REPS="${RINGPROF_GPU_REPS:-3}"
 PY="${PYTHON:-python3}"
 PYARGS="${RINGPROF_GPU_PYARGS:-}"     # "--device cpu": a dry run on a machine without a GPU
 BUDGET="${RINGPROF_GPU_BUDGET_S:-420}"  # no new PyTorch run starts after this many seconds
-PARTS="${RINGPROF_GPU_PARTS:-counts,side,breakdown,inject,window,clash,ops}"  # which sections run
+PARTS="${RINGPROF_GPU_PARTS:-counts,side,breakdown,inject,window,clash,ops,pytests,c10d}"  # which sections run
 part() { case ",$PARTS," in *",$1,"*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 rm -rf "$W" && mkdir -p "$W/lib" "$W/runs"
@@ -170,6 +170,19 @@ if part ops; then
   mkdir -p "$W/runs/torch_ops"
   RINGPROF_CUPTI_LIB="$TORCH_CUPTI" timeout 120 "$PY" "$ROOT/bench/gpu/torch_ops_gpu.py" "$W/runs/torch_ops" 2>&1 | tail -30
   echo "torch_ops_gpu exit ${PIPESTATUS[0]}"
+fi
+
+if part pytests; then
+  section "the Python tests that use PyTorch, on this PyTorch"
+  (cd "$ROOT/tests/python" && RINGPROF_CLI="$CARRY/bin/ringprof" timeout 240 "$PY" -m unittest -v \
+    test_torch test_torch_stacks test_frames test_python_samples) >"$W/pytests.log" 2>&1
+  echo "pytests exit $?"; grep -E "^(FAIL|ERROR|Ran|OK|FAILED)|skipped" "$W/pytests.log" | head -40
+fi
+if part c10d; then
+  section "what torch.distributed records here (c10d_probe.py)"
+  timeout 120 "$PY" "$ROOT/bench/gpu/c10d_probe.py" "$W/runs/c10d" --world 2 --backend gloo 2>&1 | tail -5
+  timeout 120 "$PY" "$ROOT/bench/gpu/c10d_probe.py" "$W/runs/c10d" --world 1 --backend nccl 2>&1 | tail -5
+  for d in "$W"/runs/c10d/*; do echo "$d"; "$CARRY/bin/ringprof" table "$d" 2>&1 | head -25; done
 fi
 
 part side && section "PyTorch side by side: $REPS interleaved repetitions of $STEPS steps"

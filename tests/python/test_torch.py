@@ -565,7 +565,7 @@ class CuptiHandOverTest(unittest.TestCase):
         out = support.run_python(textwrap.dedent("""
             import torch, ringprof, ringprof.torch
             from ringprof import _ringprof
-            ringprof.start(dir=%r, sample_hz=0)
+            ringprof.start(dir=%r, sample_hz=0, gpu=0)  # no GPU tracing, on a GPU machine too
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as p:
                 torch.ones(4).sum()
             print(len(p.key_averages()) > 0, _ringprof._gpu_hand_over("torch.profiler"))
