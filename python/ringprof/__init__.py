@@ -19,7 +19,7 @@ import sys as _sys
 import threading as _threading
 
 from . import _ringprof
-from ._ringprof import (Zone, ZonedFunction, counter, flow_begin, flow_end, flow_step, flush, instant,
+from ._ringprof import (Zone, ZonedFunction, async_begin, async_end, counter, flow_begin, flow_end, flow_step, flush, instant,
                         is_recording, mark, mark_collective, mode, rank_info, recorder_stats, request_window, set_rank,
                         set_thread_name, step, zone, zone_arg)
 
@@ -28,7 +28,7 @@ from .reading import open  # noqa: A001 (ringprof.open, as in the docs)
 __all__ = ["open", "start", "stop", "flush", "is_recording", "zone", "zone_arg", "instant", "counter", "step",
            "set_thread_name",
            "set_mode", "mode", "set_schedule", "set_duty_cycle", "request_window", "on_window_complete",
-           "remove_window_callback", "flow_begin", "flow_step", "flow_end", "mark", "recorder_stats",
+           "remove_window_callback", "flow_begin", "flow_step", "flow_end", "async_begin", "async_end", "mark", "recorder_stats",
            "set_rank", "rank_info", "mark_collective"]
 
 # Functions other parts of the package run after start() and before stop()

@@ -184,6 +184,20 @@ PYBIND11_MODULE(_ringprof, m) {
   }, py::arg("id"), py::arg("name") = py::none());
   m.def("flow_step", [](uint64_t id) { flow_step(id); }, py::arg("id"));
   m.def("flow_end", [](uint64_t id) { flow_end(id); }, py::arg("id"));
+  m.def(
+      "async_begin",
+      [](const std::string& name, uint64_t id) -> uint64_t {
+        if (id == 0) id = new_async_id();
+        return async_begin(id, std::string_view(name)) ? id : 0;
+      },
+      py::arg("name"), py::arg("id") = 0,
+      "Begins an async span (it may end on another thread); returns its id, 0 when not recording.");
+  m.def(
+      "async_end",
+      [](uint64_t id) {
+        if (id != 0) async_end(id);
+      },
+      py::arg("id"));
   m.def("mark", [](const std::string& name, uint64_t value) { mark(static_name(name), value); },
         py::arg("name"), py::arg("value") = 0);
   // ringprof.torch calls these around torch.profiler (ringprof/recording.h).

@@ -151,6 +151,8 @@ void collect(TraceReader& reader, const TimeRange& range, Collected& out) {
         case EventKind::ZoneEnd:
         case EventKind::ZoneArg:  // zones come whole from the tracker above
         case EventKind::ZoneStack:
+        case EventKind::AsyncBegin:  // async spans are not zones of a thread (not read here yet)
+        case EventKind::AsyncEnd:
         case EventKind::Instant:
         case EventKind::FlowBegin:
         case EventKind::FlowStep:

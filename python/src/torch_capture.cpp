@@ -104,6 +104,7 @@ bool begin_op(const at::RecordFunction& fn, ThreadOps& t) {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  if (fn.isAsync()) return nullptr;  // on_async_start's
   begin_op(fn, t_ops);
   return nullptr;
 }
@@ -157,6 +158,7 @@ void record_inputs(const at::RecordFunction& fn) {
 // As on_start, and the operator's input shapes and types as its arguments
 // (registered with needsInputs at the detailed level).
 std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& fn) {
+  if (fn.isAsync()) return nullptr;
   ThreadOps& t = t_ops;
   if (begin_op(fn, t)) {
     // A tensor whose sizes cannot be read (a custom or symbolic size policy)
@@ -173,11 +175,13 @@ std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& f
 // Autograd's backward operators run on threads with no Python frames: they
 // record none.
 std::unique_ptr<at::ObserverContext> on_start_stack(const at::RecordFunction& fn) {
+  if (fn.isAsync()) return nullptr;
   if (begin_op(fn, t_ops)) internal::record_zone_stack();
   return nullptr;
 }
 
 std::unique_ptr<at::ObserverContext> on_start_inputs_stack(const at::RecordFunction& fn) {
+  if (fn.isAsync()) return nullptr;
   ThreadOps& t = t_ops;
   if (begin_op(fn, t)) {
     internal::record_zone_stack();
@@ -190,18 +194,63 @@ std::unique_ptr<at::ObserverContext> on_start_inputs_stack(const at::RecordFunct
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  // An operator ended on another thread than the one it began on (an async
-  // RecordFunction: RPC, ends run from a future's callback) cannot end its
-  // zone there, and must not pop this thread's stack: it is left open.
-  if (fn.threadId() != at::RecordFunction::currentThreadId()) return;
+  // Async records are on_async_end's. A synchronous one that ended on
+  // another thread than its begin's cannot end its zone there, and must not
+  // pop this thread's stack: it is left open.
+  if (fn.isAsync() || fn.threadId() != at::RecordFunction::currentThreadId()) return;
   ThreadOps& t = t_ops;
   if (t.open.pop()) zone_end();  // (nothing open: it began before the callbacks were registered)
+}
+
+// Async records: work that PyTorch marks as ending on another thread than
+// its begin (c10d's collectives, whose work completes on the backend's
+// thread; RPC). Each becomes an async span with its own id, whatever the
+// operator level: collectives are rare, and the tools match them across
+// ranks. The id travels from begin to end in the record's observer context.
+struct AsyncSpan final : at::ObserverContext {
+  explicit AsyncSpan(uint64_t span_id) : id(span_id) {}
+  uint64_t id;
+};
+
+std::unique_ptr<at::ObserverContext> on_async_start(const at::RecordFunction& fn) {
+  if (!fn.isAsync()) return nullptr;  // a record_function() label: the operator callback's
+  const uint64_t id = new_async_id();
+  if (!async_begin(id, std::string_view(fn.name()))) return nullptr;
+  // The work's tensors, as an operator's: arguments right after the begin
+  // belong to the span.
+  try {
+    record_inputs(fn);
+  } catch (...) {
+  }
+  return std::make_unique<AsyncSpan>(id);
+}
+
+void on_async_end(const at::RecordFunction&, at::ObserverContext* ctx) {
+  if (ctx != nullptr) async_end(static_cast<AsyncSpan*>(ctx)->id);
+}
+
+at::CallbackHandle g_async_handle = at::INVALID_CALLBACK_HANDLE;  // under g_mu
+
+// c10d and RPC record their work in USER_SCOPE, which only record_function()
+// labels share: operators pay nothing for this callback.
+void apply_async_locked(bool off) {
+  const bool want = g_following && !off;
+  if (want == (g_async_handle != at::INVALID_CALLBACK_HANDLE)) return;
+  if (want) {
+    g_async_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_async_start, on_async_end)
+                                               .needsInputs(true)
+                                               .scopes({at::RecordScope::USER_SCOPE}));
+  } else {
+    at::removeCallback(g_async_handle);
+    g_async_handle = at::INVALID_CALLBACK_HANDLE;
+  }
 }
 
 // Registers the callback `detailed` and the ops level call for, replacing
 // the one registered. An operator that began under the old callback still
 // gets its end from it (RecordFunction keeps the callbacks it started with).
 void apply_locked(bool detailed, bool off) {
+  apply_async_locked(off);
   double want = 0;
   if (g_following && !off) {
     switch (g_level.load()) {

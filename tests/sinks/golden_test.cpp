@@ -162,6 +162,8 @@ std::vector<uint8_t> build_every_kind() {
   b.alloc(t, 7'000'000'200ull, pool, 0x7f0000001000ull, 4096);
   b.sample(t, 7'000'000'250ull, stack);
   b.free(t, 7'000'000'300ull, pool, 0x7f0000001000ull);
+  b.async_begin(t, 7'000'000'400ull, 91, req);
+  b.async_end(t, 7'000'000'500ull, 91);
   b.end(t, 7'000'001'000ull);
   b.flush();
   return b.bytes();
@@ -222,6 +224,8 @@ TEST(Golden, EveryFileKindDecodesExactly) {
       {7'000'000'200ull, EventKind::Alloc, "malloc", 4096, 0x7f0000001000ull},
       {7'000'000'250ull, EventKind::Sample, "", 0, 0},
       {7'000'000'300ull, EventKind::Free, "malloc", 0, 0x7f0000001000ull},
+      {7'000'000'400ull, EventKind::AsyncBegin, "request", 91, 0},
+      {7'000'000'500ull, EventKind::AsyncEnd, "", 91, 0},
       {7'000'001'000ull, EventKind::ZoneEnd, "", 0, 0},
   };
   ASSERT_EQ(d.events.size(), want.size());

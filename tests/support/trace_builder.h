@@ -93,6 +93,8 @@ class TraceBuilder {
   }
   void flow_step(uint32_t th, uint64_t ts, uint64_t id) { add(th, ts, EventKind::FlowStep, 0, id); }
   void flow_end(uint32_t th, uint64_t ts, uint64_t id) { add(th, ts, EventKind::FlowEnd, 0, id); }
+  void async_begin(uint32_t th, uint64_t ts, uint64_t id, uint32_t loc) { add(th, ts, EventKind::AsyncBegin, loc, id); }
+  void async_end(uint32_t th, uint64_t ts, uint64_t id) { add(th, ts, EventKind::AsyncEnd, 0, id); }
   void step(uint32_t th, uint64_t ts, uint64_t n) { add(th, ts, EventKind::Step, 0, n); }
   // An argument of the innermost open zone: `key` and `value` are location ids.
   void arg(uint32_t th, uint64_t ts, uint32_t key, uint32_t value) { add(th, ts, EventKind::ZoneArg, key, value); }

@@ -765,5 +765,46 @@ TEST(PerfettoTrace, RankProcessesAreNamedByRank) {
   EXPECT_EQ(processes, std::vector<std::string>{"rank 7 (nodeA, 4242)"});
 }
 
+// Async spans: a track per name under the process, more of that name
+// (lanes) where spans overlap, since slices on one track must nest. Here
+// work [10, 50] and [30, 70] overlap, [60, 90] fits after the first: two
+// lanes. Their begin and end threads and arguments are annotations.
+TEST(PerfettoTrace, AsyncSpansOnLanesOfTheirOwn) {
+  test::TempDir dir;
+  TraceBuilder b(4242, T);
+  const uint32_t main_t = b.thread(100, "main");
+  const uint32_t worker = b.thread(101, "worker");
+  const uint32_t work = b.location("work"), dims = b.location("Input Dims"), two = b.location("[[2]]");
+  b.async_begin(main_t, T + 10, 1, work);
+  b.arg(main_t, T + 10, dims, two);
+  b.async_begin(main_t, T + 30, 2, work);
+  b.async_end(worker, T + 50, 1);
+  b.async_begin(worker, T + 60, 3, work);
+  b.async_end(worker, T + 70, 2);
+  b.async_end(main_t, T + 90, 3);
+  b.flush();
+  test::write_file(dir.file("a.rpf"), b.bytes());
+  const Model m = read_model(convert({dir.file("a.rpf")}));
+  ASSERT_EQ(m.error, "");
+  std::vector<uint64_t> lanes;
+  for (const auto& [uuid, t] : m.tracks)
+    if (t.name() == "work") lanes.push_back(uuid);
+  ASSERT_EQ(lanes.size(), 2u);
+  std::vector<std::string> all;
+  for (uint64_t lane : lanes) {
+    EXPECT_NE(m.tracks.at(lane).parent_uuid(), 0u);
+    for (const std::string& s : slices(m.on(lane))) all.push_back(s);
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<std::string>{"work[10,50]", "work[30,70]", "work[60,90]"}));
+  for (const Event& e : m.events) {
+    if (e.type != pf::TrackEvent::TYPE_SLICE_BEGIN || e.ts != T + 10) continue;
+    EXPECT_EQ(e.args.at("Input Dims"), "[[2]]");
+    EXPECT_EQ(e.args.at("begin thread"), "100");
+    EXPECT_EQ(e.args.at("end thread"), "101");
+    EXPECT_EQ(e.category, "async");
+  }
+}
+
 }  // namespace
 }  // namespace ringprof

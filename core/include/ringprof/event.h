@@ -67,6 +67,10 @@ enum class EventKind : uint8_t {
                       // In a ring: as Sample (`extra` = word count, the words in
                       // `sample_frame_slots(extra)` Continuation slots). In the
                       // file: loc = interned stack id, as a Sample's.
+  AsyncBegin = 17,    // an async span begins (it may end on another thread):
+                      // loc = its name, p1 = its id. ZoneArg events that
+                      // follow it directly on its thread are its arguments.
+  AsyncEnd = 18,      // the async span with id p1 ends, on whatever thread
 };
 
 // How p0 of an event names it.
@@ -151,12 +155,14 @@ constexpr EventKindTraits event_kind_traits(EventKind k) noexcept {
     case EventKind::ZoneArg:      return {"zone_arg",     true,  true,  false, true,  true,  true,  false, false};
     // Out of crash flushes as samples are (no stack table there).
     case EventKind::ZoneStack:    return {"zone_stack",   true,  true,  false, false, false, false, false, true};
+    case EventKind::AsyncBegin:   return {"async_begin",  true,  true,  true,  true,  true,  false, false, false};
+    case EventKind::AsyncEnd:     return {"async_end",    true,  true,  true,  false, true,  false, false, false};
   }
   return {nullptr, false, false, false, false, false, false, false, false};  // a byte from a damaged file
 }
 // clang-format on
 
-inline constexpr uint8_t kEventKindCount = 17;
+inline constexpr uint8_t kEventKindCount = 19;
 
 namespace internal {
 constexpr bool event_kind_table_is_complete() noexcept {

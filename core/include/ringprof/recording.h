@@ -173,6 +173,25 @@ inline void flow_begin(uint64_t id, const char* static_name = nullptr) noexcept 
 inline void flow_step(uint64_t id) noexcept { internal::emit(EventKind::FlowStep, NameRef::None, 0, id); }
 inline void flow_end(uint64_t id) noexcept { internal::emit(EventKind::FlowEnd, NameRef::None, 0, id); }
 
+// Async spans: an operation that begins on one thread and may end on
+// another (a request handed to a worker pool, a collective whose work
+// completes on the backend's thread, a future). They do not nest with the
+// zones of either thread: the tools pair begin and end by `id`, show the
+// span on its own track (an async slice in Chrome and Perfetto traces) and
+// count it in `table` as a zone of its own. `id` must be unique among the
+// process's spans open at the same time: new_async_id() gives one. Zone
+// arguments recorded right after async_begin() on the same thread belong to
+// the span. Returns false when nothing was recorded (then skip the end).
+inline bool async_begin(uint64_t id, const char* static_name) noexcept {
+  return internal::emit(EventKind::AsyncBegin, NameRef::StaticString, reinterpret_cast<uintptr_t>(static_name), id);
+}
+inline bool async_begin(uint64_t id, std::string_view runtime_name) noexcept {
+  return internal::emit_inline(EventKind::AsyncBegin, runtime_name, id);
+}
+inline void async_end(uint64_t id) noexcept { internal::emit(EventKind::AsyncEnd, NameRef::None, 0, id); }
+// A process-unique span id (from 1; a counter, never reused in a process).
+uint64_t new_async_id() noexcept;
+
 // Names the calling thread in the trace (the name is copied).
 void set_thread_name(std::string_view name) noexcept;
 

@@ -56,6 +56,11 @@ void ringprof_counter_name(const char* name, size_t len, double value);
 void ringprof_flow_begin(uint64_t id, const char* static_name);
 void ringprof_flow_step(uint64_t id);
 void ringprof_flow_end(uint64_t id);
+/* Async spans (ringprof/recording.h): begin on one thread, end on any;
+ * ringprof_async_begin returns 0 when nothing was recorded. */
+int ringprof_async_begin(uint64_t id, const char* static_name);
+void ringprof_async_end(uint64_t id);
+uint64_t ringprof_new_async_id(void);
 void ringprof_set_thread_name(const char* name);
 uint64_t ringprof_step(void);
 

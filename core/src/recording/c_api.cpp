@@ -50,6 +50,11 @@ uint16_t ringprof_memory_pool(const char* static_name) { return ringprof::memory
 void ringprof_memory_alloc(const void* p, size_t size, uint16_t pool) { ringprof::memory_alloc(p, size, pool); }
 void ringprof_memory_free(const void* p, size_t size, uint16_t pool) { ringprof::memory_free(p, size, pool); }
 void ringprof_flow_end(uint64_t id) { ringprof::flow_end(id); }
+int ringprof_async_begin(uint64_t id, const char* static_name) {
+  return ringprof::async_begin(id, static_name ? static_name : "async") ? 1 : 0;
+}
+void ringprof_async_end(uint64_t id) { ringprof::async_end(id); }
+uint64_t ringprof_new_async_id(void) { return ringprof::new_async_id(); }
 void ringprof_set_thread_name(const char* name) { ringprof::set_thread_name(name ? name : ""); }
 uint64_t ringprof_step(void) { return ringprof::step(); }
 

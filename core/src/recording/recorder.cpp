@@ -225,6 +225,11 @@ void set_thread_name(std::string_view name) noexcept {
   internal::emit_inline(EventKind::ThreadName, name, 0);
 }
 
+uint64_t new_async_id() noexcept {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 uint64_t step() noexcept {
   const uint64_t n = g_step_counter.fetch_add(1, std::memory_order_relaxed);
   ops::on_step();  // schedules and windows: a boundary's marks come before its Step

@@ -42,7 +42,9 @@ class ChromeTraceWriter final : public SegmentVisitor {
               line_ = event;
               emit();
             },
-            range) {}
+            range) {
+    zones_.set_on_async([this](const ClosedZone& z) { on_async(z); });
+  }
 
   void start() { out_ << "{\"traceEvents\":[\n"; }
 
@@ -180,6 +182,8 @@ class ChromeTraceWriter final : public SegmentVisitor {
       case EventKind::ZoneEnd:
       case EventKind::ZoneArg:  // the zone tracker writes zones with their arguments
       case EventKind::ZoneStack:  // ... and their stacks
+      case EventKind::AsyncBegin:
+      case EventKind::AsyncEnd:  // ... and async spans
       case EventKind::Alloc:
       case EventKind::Free:     // the memory counter tracks
       case EventKind::None:
@@ -298,6 +302,39 @@ class ChromeTraceWriter final : public SegmentVisitor {
     line_ += ",\"dur\":";
     append_us(line_, z.duration_ns());
     append_pid_tid(process_->trace_pid, process_->tid_of(z.thread_index));
+    append_zone_args(z);
+    line_ += "}";
+    emit();
+    ++stats_.zones_written;
+  }
+
+  // An async span: a nestable async pair ("b" on the begin's thread, "e" on
+  // the end's), its id scoped to the process (each process numbers its own).
+  void on_async(const ClosedZone& z) {
+    if (!range_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
+    const std::string name = process_->location_name(z.loc);
+    std::string id = ",\"id2\":{\"local\":\"0x";
+    char hex[17];
+    const auto [end, ec] = std::to_chars(hex, hex + sizeof hex - 1, z.async_id, 16);
+    (void)ec;
+    id.append(hex, end);
+    id += "\"}";
+    begin_event(name, "b", z.begin_ns, "async");
+    line_ += id;
+    append_pid_tid(process_->trace_pid, process_->tid_of(z.thread_index));
+    append_zone_args(z);
+    line_ += "}";
+    emit();
+    begin_event(name, "e", z.end_ns, "async");
+    line_ += id;
+    append_pid_tid(process_->trace_pid, process_->tid_of(z.end_thread_index));
+    line_ += "}";
+    emit();
+    ++stats_.zones_written;
+  }
+
+  // `,"args":{…}` of a zone or async span, when it has any.
+  void append_zone_args(const ClosedZone& z) {
     const Location* loc = process_->location(z.loc);
     const bool has_file = loc && !loc->file.empty();
     if (has_file || z.unterminated || !z.args.empty() || z.stack) {
@@ -337,9 +374,6 @@ class ChromeTraceWriter final : public SegmentVisitor {
       }
       line_ += "}";
     }
-    line_ += "}";
-    emit();
-    ++stats_.zones_written;
   }
 
   // Starts `{"name":…,"cat":…,"ph":…[,"ts":…]` in line_.

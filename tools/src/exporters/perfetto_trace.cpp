@@ -43,7 +43,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 class PerfettoTraceWriter final : public SegmentVisitor {
  public:
   PerfettoTraceWriter(std::ostream& out, TimeRange range, const PerfettoTraceOptions& options)
-      : w_(out), range_(range), threads_(options.thread), resolver_(options.symbol_paths) {}
+      : w_(out), range_(range), threads_(options.thread), resolver_(options.symbol_paths) {
+    async_.set_on_async([this](const ClosedZone& z) { on_async(z); });
+  }
 
   void finish() {
     w_.flush();
@@ -62,6 +64,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     memory_.clear();
     flow_names_.clear();
     tid_tracks_.clear();
+    async_.clear();
+    async_lanes_.clear();
     marks_track_ = 0;
     process_uuid_ = next_uuid_++;
     proc_seq_ = w_.new_sequence(false, 0);
@@ -89,6 +93,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   }
 
   void end_process(const ProcessState&) override {
+    async_.finish();
     for (auto& [index, t] : threads_out_) close_open_zones(t);
     stats_.samples_written += samples_->written();
     stats_.gpu_records_written += gpu_->written();
@@ -196,6 +201,42 @@ class PerfettoTraceWriter final : public SegmentVisitor {
     const uint64_t uuid = next_uuid_++;
     w_.child_track(proc_seq_, uuid, parent, name, kind);
     return uuid;
+  }
+
+  // ---- async spans ----
+
+  // A span on a track of its own under the process, named after it: spans
+  // of one name that overlap take further tracks of that name (lanes), since
+  // slices on one track must nest. Written on the process's sequence, whose
+  // timestamps are absolute (spans close out of time order).
+  void on_async(const ClosedZone& z) {
+    if (!range_.overlaps(z.begin_ns, z.end_ns) || !threads_.matches(*process_, z.thread_index)) return;
+    const std::string name = process_->location_name(z.loc);
+    std::vector<std::pair<uint64_t, uint64_t>>& lanes = async_lanes_[name];  // (track, last end)
+    size_t lane = 0;
+    while (lane < lanes.size() && lanes[lane].second > z.begin_ns) ++lane;
+    if (lane == lanes.size()) lanes.emplace_back(child_track(process_uuid_, name), 0);
+    lanes[lane].second = z.end_ns;
+    Interned interned;
+    Annotations a(w_, proc_seq_, interned);
+    a.add("begin thread", uint64_t{process_->tid_of(z.thread_index)});
+    a.add("end thread", uint64_t{process_->tid_of(z.end_thread_index)});
+    if (z.unterminated) a.add_bool("unterminated", true);
+    for (const ZoneArgIds& arg : z.args) a.add(process_->location_name(arg.key), zone_arg_value(*process_, arg.value));
+    EventFields b;
+    b.type = pf::TrackEvent::TYPE_SLICE_BEGIN;
+    b.track_uuid = lanes[lane].first;
+    w_.set_name(proc_seq_, name, interned, b);
+    b.category_iid = w_.category_iid(proc_seq_, "async", interned);
+    const std::string annotations(a.bytes());
+    b.annotations = annotations;
+    w_.event(proc_seq_, z.begin_ns, b, &interned);
+    EventFields e;
+    e.type = pf::TrackEvent::TYPE_SLICE_END;
+    e.track_uuid = lanes[lane].first;
+    w_.event(proc_seq_, z.end_ns, e);
+    ++stats_.zones_written;
+    if (z.unterminated) ++stats_.unterminated_zones;
   }
 
   // ---- zones ----
@@ -308,6 +349,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   // ---- other events ----
 
   void on_event(const DecodedEvent& e) {
+    if (e.kind != EventKind::Sample) async_.add(e);  // async spans: on_async
     if (!threads_.matches(*process_, e.thread_index)) return;
     if (e.kind == EventKind::Sample) {
       if (range_.contains(e.ts_ns)) samples_->sample(*process_, e.ts_ns, process_->tid_of(e.thread_index), e.loc);
@@ -323,6 +365,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       case EventKind::ZoneArg:
         return on_zone_arg(t, e);
       case EventKind::ZoneStack: return on_zone_stack(t, e);
+      case EventKind::AsyncBegin:
+      case EventKind::AsyncEnd: return;  // async_ pairs them (on_async)
       case EventKind::Alloc:
       case EventKind::Free:
         return;  // the memory counter tracks (on_memory)
@@ -413,6 +457,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       case EventKind::ZoneEnd:
       case EventKind::ZoneArg:
       case EventKind::ZoneStack:
+      case EventKind::AsyncBegin:
+      case EventKind::AsyncEnd:
       case EventKind::Alloc:
       case EventKind::Free:  // handled above
       case EventKind::Sample:  // the sample packets (before this function)
@@ -525,6 +571,8 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   std::unordered_map<uint32_t, uint64_t> counter_tracks_;  // by location id
   std::unordered_map<uint32_t, uint64_t> memory_tracks_;   // by pool location id
   std::unordered_map<uint32_t, int64_t> live_bytes_;       // by pool location id
+  ZoneTracker async_{[](const ClosedZone&) {}};            // pairs async spans (zones are this writer's own)
+  std::unordered_map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> async_lanes_;
   uint64_t marks_track_ = 0;
   std::unordered_map<uint64_t, std::string> flow_names_;
   internal::MemoryPairing memory_;

@@ -59,6 +59,10 @@ inline constexpr double kUncoveredInfo = 0.10;  // of the samples kept
 inline constexpr double kUncoveredWarning = 0.25;
 inline constexpr size_t kUncoveredListed = 3;
 
+// straggler: from the ranks report's stragglers; critical when the wait is
+// at least this share of the job's median step.
+inline constexpr double kStragglerCritical = 0.20;
+
 // A leaf function's samples, resolved from the processes' stacks.
 struct HotFunction {
   std::string function;
@@ -75,6 +79,8 @@ std::vector<Finding> rule_pageable_copies(const std::vector<ProcessFacts>& proce
 std::vector<Finding> rule_comm_exposed(const std::vector<ProcessFacts>& processes, const RanksReport* ranks);
 std::vector<Finding> rule_slow_steps(const std::vector<ProcessFacts>& processes);
 std::vector<Finding> rule_drops(const std::vector<ProcessFacts>& processes);
+// From the ranks report (a job of several ranks seen whole, as comm_exposed).
+std::vector<Finding> rule_straggler(const RanksReport* ranks);
 // `uncovered`: by function, samples outside every zone, most first;
 // `samples`: every sample kept; `period_ns`: CPU time per sample (0: unknown).
 std::vector<Finding> rule_uncovered_hot_function(const std::vector<HotFunction>& uncovered, uint64_t samples,

@@ -228,6 +228,8 @@ void FactsCollector::segment(const SegmentView& view) {
       case EventKind::Free:
       case EventKind::ZoneArg:
       case EventKind::ZoneStack:
+      case EventKind::AsyncBegin:
+      case EventKind::AsyncEnd:
       case EventKind::None:
       case EventKind::ThreadName:
       case EventKind::Continuation: break;

@@ -86,9 +86,10 @@ struct NameTotals {
 }  // namespace
 
 struct RankScanner::Impl {
-  explicit Impl(RankScanner& o, bool only) : owner(o), collectives_only(only), tracker([this](const ClosedZone& z) {
-    on_zone(z);
-  }) {}
+  explicit Impl(RankScanner& o, bool only)
+      : owner(o), collectives_only(only), tracker([this](const ClosedZone& z) { on_zone(z); }) {
+    tracker.set_on_async([this](const ClosedZone& z) { on_async(z); });
+  }
 
   RankScanner& owner;
   bool collectives_only;
@@ -204,6 +205,18 @@ struct RankScanner::Impl {
     }
     zone_window.push(z.thread_index, {z.begin_ns, z.end_ns, z.self_ns(), name},
                      [this](const ZoneRecord& r) { account_zone(r); });
+  }
+
+  // An async span: a process group's work (PyTorch's "gloo:all_reduce",
+  // begun when the work starts and ended when it completes, on the backend's
+  // threads) is a collective call. It holds no thread, so it adds nothing to
+  // the time in zones.
+  void on_async(const ClosedZone& z) {
+    if (z.unterminated) return;  // never completed: no meeting point
+    const LocClass& c = loc(z.loc);
+    if (c.zone_key < 0) return;
+    ++owner.scan_.calls_seen;
+    push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns});
   }
 
   // A zone, in end order across the process's threads: its self time is CPU
@@ -379,9 +392,11 @@ void RankScanner::segment(const SegmentView& view) {
   m.process = &view.process;
   for (const DecodedEvent& e : view.segment.events) {
     m.see_time(e.ts_ns);
-    if (e.kind == EventKind::ZoneBegin || e.kind == EventKind::ZoneEnd || e.kind == EventKind::ZoneArg) {
-      m.tracker.add(e);
-    } else if (e.kind == EventKind::Step && !m.collectives_only) {
+    if (e.kind == EventKind::Sample) continue;
+    // Every other kind, so that the tracker knows where an async span's
+    // arguments end.
+    m.tracker.add(e);
+    if (e.kind == EventKind::Step && !m.collectives_only) {
       m.add_mark(e.ts_ns, e.value);
     }
   }

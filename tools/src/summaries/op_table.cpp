@@ -40,7 +40,11 @@ class TableBuilder final : public SegmentVisitor {
              options.group_by_args || options.group_by_stack_n
                  ? internal::GpuAttribution::KeyFn([this](uint32_t loc, const std::vector<ZoneArgIds>& args,
                                                           uint32_t stack) { return key(loc, args, stack); })
-                 : nullptr) {}
+                 : nullptr) {
+    // Async spans are rows of their own: calls and durations, but no self
+    // time, since no thread spends it (the % column stays a share of threads' time).
+    zones_.set_on_async([this](const ClosedZone& z) { on_zone(z); });
+  }
 
   void begin_process(const ProcessState& p) override {
     process_ = &p;
@@ -117,7 +121,7 @@ class TableBuilder final : public SegmentVisitor {
     if (row.calls == 0) row.min_ns = d;  // a row made by GPU work first has no calls yet
     ++row.calls;
     row.total_ns += d;
-    row.self_ns += z.self_ns();
+    if (!z.async) row.self_ns += z.self_ns();
     row.min_ns = std::min(row.min_ns, d);
     row.max_ns = std::max(row.max_ns, d);
     row.self_mem += z.self_mem;

@@ -13,6 +13,14 @@
 // keeps at most kMaxArgs of them (the rest are counted in dropped_args()).
 // A ZoneStack event gives that zone its stack (the id of the Python stack
 // that called an operator, recorded with with_stack).
+//
+// Async spans (AsyncBegin/AsyncEnd) are paired by id, whatever threads they
+// begin and end on and in whichever order the two threads' events arrive,
+// and reach the set_on_async() callback (never on_close) as ClosedZones with
+// `async` set: depth 0, no children, the begin's thread; arguments right
+// after the begin on its thread are theirs. One left open at finish() closes
+// at the process's last timestamp, unterminated; an end whose begin never
+// came is counted (unmatched_async_ends()).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +73,10 @@ struct ClosedZone {
   int64_t mem = 0;
   std::vector<ZoneArgIds> args;  // in the order their keys first came
   uint32_t stack = 0;            // ZoneStack: its stack id; 0 when none was recorded
+  // An async span (set_on_async): its id and the thread its end came from.
+  bool async = false;
+  uint64_t async_id = 0;
+  uint32_t end_thread_index = 0;
   uint64_t duration_ns() const { return end_ns - begin_ns; }
   uint64_t self_ns() const { return children_ns < duration_ns() ? duration_ns() - children_ns : 0; }
 };
@@ -73,6 +85,8 @@ class ZoneTracker {
  public:
   using OnClose = std::function<void(const ClosedZone&)>;
   explicit ZoneTracker(OnClose on_close) : on_close_(std::move(on_close)) {}
+  // Where async spans go; without it they are paired and dropped.
+  void set_on_async(OnClose on_async) { on_async_ = std::move(on_async); }
 
   // Feed every event of the process, each thread's in recorded order.
   void add(const DecodedEvent& e);
@@ -84,7 +98,11 @@ class ZoneTracker {
   // Close what is still open (end of the process's data).
   void finish();
   // Forget everything (a new process begins); counters are kept.
-  void clear() { threads_.clear(); }
+  void clear() {
+    threads_.clear();
+    async_open_.clear();
+    async_early_ends_.clear();
+  }
 
   uint64_t unmatched_ends() const { return unmatched_ends_; }
   uint64_t unterminated() const { return unterminated_; }
@@ -92,7 +110,11 @@ class ZoneTracker {
   // ends and arguments), and counted so that the tools say so.
   uint64_t too_deep() const { return too_deep_; }
   uint64_t dropped_args() const { return dropped_args_; }
+  uint64_t unmatched_async_ends() const { return unmatched_async_ends_; }
+  // Async spans beyond kMaxOpenAsync open at once: left out, counted.
+  uint64_t async_dropped() const { return async_dropped_; }
   static constexpr size_t kMaxArgs = 64;
+  static constexpr size_t kMaxOpenAsync = 1 << 16;
 
  private:
   struct Open {
@@ -108,6 +130,20 @@ class ZoneTracker {
     std::vector<Open> stack;
     uint64_t overflow = 0;  // begins beyond kMaxDepth: not tracked, their ends swallowed
     uint64_t last_ns = 0;
+    uint64_t args_to_async = 0;  // the async span whose begin was this thread's last event
+  };
+  struct OpenAsync {
+    uint64_t begin_ns = 0;
+    uint32_t loc = 0;
+    uint32_t thread_index = 0;
+    std::vector<ZoneArgIds> args{};
+    bool ended = false;  // its end came while its arguments may still come
+    uint64_t end_ns = 0;
+    uint32_t end_thread_index = 0;
+  };
+  struct EarlyEnd {
+    uint64_t end_ns;
+    uint32_t thread_index;
   };
   // A thread that only ever opens zones must not grow memory without bound.
  public:
@@ -115,8 +151,17 @@ class ZoneTracker {
 
  private:
   void close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, bool unterminated);
+  void add_async(const DecodedEvent& e, Thread& t);
+  void close_async(uint64_t id, OpenAsync& a, bool unterminated);
+  // The thread's next event is not an argument: a span it began may close.
+  void settle_async_args(Thread& t);
 
   OnClose on_close_;
+  OnClose on_async_;
+  std::unordered_map<uint64_t, OpenAsync> async_open_;
+  std::unordered_map<uint64_t, EarlyEnd> async_early_ends_;
+  uint64_t unmatched_async_ends_ = 0;
+  uint64_t async_dropped_ = 0;
   std::unordered_map<uint32_t, Thread> threads_;
   uint64_t unmatched_ends_ = 0;
   uint64_t unterminated_ = 0;
