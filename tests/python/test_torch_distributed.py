@@ -6,7 +6,9 @@ its own directory of one job directory.
 """
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -56,13 +58,49 @@ DDP_RANK = textwrap.dedent("""
 """)
 
 
-def run_job(job, program, world, *args, timeout=180):
-    """Runs `program` as `world` ranks recording under `job`."""
+# Ranks that call `calls` collectives in a loop (all_reduce, a broadcast
+# every BCAST_EVERY-th call when it is not 0) at the default operator level (sampled: the
+# collectives are recorded whatever the level). Rank SKIP_RANK leaves out its
+# call number SKIP_AT (1-based; 0: none) and then waits to be killed, as a
+# rank stuck elsewhere does; rank OTHER_RANK calls broadcast instead of
+# all_reduce at its call number OTHER_AT. gloo gives up after TIMEOUT_S.
+LOOP_RANK = textwrap.dedent("""
+    import datetime, os, sys, time
+    import torch, torch.distributed as dist
+    import ringprof, ringprof.torch
+    out, rank = sys.argv[1], int(os.environ["RANK"])
+    calls, bcast_every, skip_rank, skip_at, other_rank, other_at, timeout_s = map(int, sys.argv[2:9])
+    ringprof.start(dir=os.path.join(out, "rank%d" % rank), sample_hz=0)
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(out, "rendezvous"),
+                            rank=rank, world_size=int(os.environ["WORLD_SIZE"]),
+                            timeout=datetime.timedelta(seconds=timeout_s))
+    t = torch.ones(1000)
+    for i in range(1, calls + 1):
+        if rank == skip_rank and i == skip_at:
+            continue
+        if (bcast_every > 0 and i % bcast_every == 0) != (rank == other_rank and i == other_at):
+            dist.broadcast(t, 0)
+        else:
+            dist.all_reduce(t)
+    if rank == skip_rank:
+        open(os.path.join(out, "waiting%d" % rank), "w").close()
+        time.sleep(600)  # until killed
+    dist.barrier()
+    dist.destroy_process_group()
+    ringprof.stop()
+""")
+
+
+def start_job(job, program, world, *args):
     os.makedirs(job)
-    procs = [subprocess.Popen([sys.executable, "-c", program, job, *map(str, args)],
-                              env=dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), TORCHELASTIC_RUN_ID="ddp-test"),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
-    for r, p in enumerate(procs):
+    return [subprocess.Popen([sys.executable, "-c", program, job, *map(str, args)],
+                             env=dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), TORCHELASTIC_RUN_ID="ddp-test"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
+
+
+def run_job(job, program, world, *args, timeout=180):
+    """Runs `program` as `world` ranks recording under `job`; each must succeed."""
+    for r, p in enumerate(start_job(job, program, world, *args)):
         out, err = p.communicate(timeout=timeout)
         if p.returncode != 0:
             raise AssertionError("rank %d exited %d: %s" % (r, p.returncode, err))
@@ -141,6 +179,110 @@ class DdpJobTest(unittest.TestCase):
         self.assertIn("rank 1", r.stdout, r.stdout + r.stderr)
         self.assertIn("extra_work", r.stdout, r.stdout)
         self.assertNotIn("No known problem", r.stdout)
+
+
+@unittest.skipUnless(dist.is_available() and dist.is_gloo_available(), "this PyTorch has no gloo backend")
+class CollectiveSequenceTest(unittest.TestCase):
+    """Where ranks part ways: `ringprof ranks` numbers each rank's
+    collectives and names the one some ranks never reached, and calls that
+    differ between ranks. 24 calls of all_reduce (with a broadcast every 4th
+    where the ranks agree)."""
+
+    CALLS = 24
+
+    def groups(self, job):
+        report = json.loads(support.cli("ranks", "--format", "json", job))
+        self.assertEqual([r["rank"] for r in report["ranks"]], [0, 1, 2])
+        self.assertEqual(len(report["groups"]), 1, report["groups"])
+        return report["groups"][0]
+
+    def test_ranks_that_agree_report_no_stop_and_no_mismatch(self):
+        job = support.fresh_dir(self)
+        run_job(job, LOOP_RANK, 3, self.CALLS, 4, -1, 0, -1, 0, 30)
+        g = self.groups(job)
+        # Every call, with the barrier: 25 each, numbered alike.
+        self.assertEqual([(p["calls"], p["first_seq"], p["last_seq"]) for p in g["ranks"]], [(25, 1, 25)] * 3)
+        self.assertIsNone(g["stop"])
+        self.assertEqual(g["mismatches"], [])
+        rows = support.table(os.path.join(job, "rank0"))
+        self.assertEqual(int(rows["gloo:all_reduce"]["calls"]), 18)
+        self.assertEqual(int(rows["gloo:broadcast"]["calls"]), 6)
+        self.assertIn("every rank entered #1 to #25, the same operations", support.cli("ranks", job))
+
+    def test_a_skipped_all_reduce_names_the_rank_and_the_collective_it_never_reached(self):
+        # Rank 2 leaves out its 10th call: gloo pairs its later calls with
+        # the others' earlier ones (alike: all_reduce of one tensor), so the
+        # others reach their 24th call and wait for a 24th that rank 2
+        # never makes, until gloo's timeout.
+        job = support.fresh_dir(self)
+        procs = start_job(job, LOOP_RANK, 3, self.CALLS, 0, 2, 10, -1, 0, 3)
+        for r in (0, 1):
+            out, err = procs[r].communicate(timeout=120)
+            self.assertNotEqual(procs[r].returncode, 0, "rank %d should have timed out: %s" % (r, err))
+        support.wait_for(lambda: os.path.exists(os.path.join(job, "waiting2")), what="rank 2 waiting")
+        procs[2].terminate()  # SIGTERM: the files are flushed before it dies
+        procs[2].communicate(timeout=60)
+        self.assertEqual(procs[2].returncode, -signal.SIGTERM)
+        g = self.groups(job)
+        last = {p["rank"]: p for p in g["ranks"]}
+        self.assertEqual((last[0]["last_seq"], last[1]["last_seq"], last[2]["last_seq"]), (24, 24, 23))
+        self.assertEqual(g["stop"]["seq"], 24)
+        self.assertEqual(g["stop"]["op"], "all_reduce")
+        self.assertEqual(g["stop"]["entered"], [0, 1])
+        self.assertEqual(g["stop"]["missing"], [2])
+        self.assertTrue(last[2]["last_completed"])
+        text = support.cli("ranks", job)
+        self.assertIn("collective #24 (gloo:all_reduce [[1000]]) was entered by ranks 0, 1 and never reached by rank 2",
+                      text)
+        r = subprocess.run([support.CLI, "findings", job], capture_output=True, text=True, timeout=120)
+        self.assertIn("collective_stop", r.stdout, r.stdout + r.stderr)
+        self.assertIn("rank 2", r.stdout)
+
+    def test_ranks_stuck_in_a_collective_and_killed_by_a_watchdog_keep_it_in_their_files(self):
+        # As above, but gloo's timeout is long: ranks 0 and 1 sit in their
+        # 24th call until a watchdog aborts them (SIGABRT), after `ringprof
+        # trigger` asked rank 0 for a window while it was stuck.
+        job = support.fresh_dir(self)
+        procs = start_job(job, LOOP_RANK, 3, self.CALLS, 0, 2, 10, -1, 0, 120)
+        self.addCleanup(lambda: [p.kill() for p in procs if p.poll() is None])
+
+        def stuck():
+            report = json.loads(subprocess.run([support.CLI, "ranks", "--format", "json", job], capture_output=True,
+                                               text=True, timeout=60).stdout or "{}")
+            ranks = {p["rank"]: p for g in report.get("groups", []) for p in g["ranks"]}
+            return all(r in ranks and ranks[r]["last_seq"] == 24 and not ranks[r]["last_completed"] for r in (0, 1))
+        support.wait_for(stuck, timeout=60, what="ranks 0 and 1 inside their 24th all_reduce")
+        out = support.cli("trigger", str(procs[0].pid), "--seconds", "30", "--dir", os.path.join(job, "rank0"))
+        window = int(re.search(r"window (\d+)", out).group(1))
+        for r in (0, 1):
+            procs[r].send_signal(signal.SIGABRT)
+        procs[2].terminate()
+        for p in procs:
+            p.communicate(timeout=60)
+        self.assertEqual([p.returncode for p in procs], [-signal.SIGABRT, -signal.SIGABRT, -signal.SIGTERM])
+        g = self.groups(job)
+        last = {p["rank"]: p for p in g["ranks"]}
+        self.assertEqual((g["stop"]["seq"], g["stop"]["entered"], g["stop"]["missing"]), (24, [0, 1], [2]))
+        self.assertFalse(g["stop"]["completed_somewhere"])
+        self.assertFalse(last[0]["last_completed"])
+        self.assertFalse(last[1]["last_completed"])
+        self.assertIn("window %d begins" % window, support.cli("info", os.path.join(job, "rank0")))
+        r = subprocess.run([support.CLI, "findings", job], capture_output=True, text=True, timeout=120)
+        self.assertIn("CRITICAL collective_stop", r.stdout, r.stdout + r.stderr)
+
+    def test_a_different_collective_at_one_place_is_a_mismatch(self):
+        job = support.fresh_dir(self)
+        procs = start_job(job, LOOP_RANK, 3, self.CALLS, 0, -1, 0, 1, 6, 3)
+        for p in procs:
+            p.communicate(timeout=120)
+        g = self.groups(job)
+        self.assertTrue(g["mismatches"], g)
+        m = g["mismatches"][0]
+        self.assertEqual(m["seq"], 6)
+        calls = {c["rank"]: c["call"] for c in m["calls"]}
+        self.assertEqual(calls, {0: "all_reduce [[1000]]", 1: "broadcast [[1000]]", 2: "all_reduce [[1000]]"})
+        r = subprocess.run([support.CLI, "findings", job], capture_output=True, text=True, timeout=120)
+        self.assertIn("collective_mismatch", r.stdout, r.stdout + r.stderr)
 
 
 if __name__ == "__main__":

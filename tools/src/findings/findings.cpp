@@ -80,6 +80,8 @@ std::vector<Finding> find_problems(TraceReader& reader, const FindingsOptions& o
   // process's own steps, which follow the range.
   const bool whole_job = ranks && ranks->ranks.size() > 1 && options.range.empty() && options.thread.empty();
   add(rule_comm_exposed(facts, whole_job ? ranks : nullptr));
+  add(rule_collective_stop(whole_job ? ranks : nullptr));
+  add(rule_collective_mismatch(whole_job ? ranks : nullptr));
   add(rule_straggler(whole_job ? ranks : nullptr));
   add(rule_slow_steps(facts));
   add(rule_drops(facts));

@@ -1,6 +1,11 @@
-// straggler: a rank the others wait for, as the ranks report finds it (late
-// at the job's collectives, or steps slower than the other ranks'), with
-// the report's reason (the zone or kernel whose time the others lack).
+// The rules on a job's ranks, from the ranks report:
+//   straggler: a rank the others wait for (late at the job's collectives, or
+//     steps slower than the other ranks'), with the report's reason (the
+//     zone or kernel whose time the others lack);
+//   collective_stop: a collective some ranks entered and others never
+//     reached, where a job hangs;
+//   collective_mismatch: ranks that called different operations (or shapes)
+//     at one place of a group's sequence.
 #include <algorithm>
 #include <cstdlib>
 
@@ -49,6 +54,101 @@ std::vector<Finding> rule_straggler(const RanksReport* ranks) {
                  {"collectives", std::to_string(s.collectives)},
                  {"step_time_median_ns", std::to_string(step)},
                  {"reason", s.reason}};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+namespace {
+
+std::string rank_list(const RanksReport& r, const std::vector<size_t>& rows) {
+  std::string out = rows.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const RankRow& k = r.ranks[rows[i]];
+    out += (i ? ", " : "") + (k.rank >= 0 ? std::to_string(k.rank) : "pid " + std::to_string(k.pid));
+  }
+  return out;
+}
+
+std::string rank_numbers(const RanksReport& r, const std::vector<size_t>& rows) {
+  std::string out;
+  for (size_t row : rows) out += (out.empty() ? "" : ",") + std::to_string(r.ranks[row].rank);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> rule_collective_stop(const RanksReport* ranks) {
+  std::vector<Finding> out;
+  if (!ranks) return out;
+  for (const GroupSequence& g : ranks->groups) {
+    if (!g.stop) continue;
+    const GroupStop& s = *g.stop;
+    // A rank still in a call, or one that waited for kStopWaitNs: stuck.
+    bool stuck = false;
+    std::string evidence;
+    for (const GroupRankProgress& p : g.ranks) {
+      const RankRow& k = ranks->ranks[p.row];
+      stuck = stuck || !p.last_completed || p.last_duration_ns >= kStopWaitNs;
+      evidence += (evidence.empty() ? "" : "; ") + std::string("rank ") +
+                  (k.rank >= 0 ? std::to_string(k.rank) : "pid " + std::to_string(k.pid)) + " last entered #" +
+                  std::to_string(p.last_seq) + " " + p.last_name + ", " +
+                  (p.last_completed ? "ended after " + dur(p.last_duration_ns)
+                                    : "still in it after " + dur(p.last_duration_ns) + " when its files end");
+    }
+    Finding f;
+    f.rule = "collective_stop";
+    f.severity = stuck ? FindingSeverity::Critical : FindingSeverity::Warning;
+    f.title = "group " + g.group + ": collective #" + std::to_string(s.seq) + " (" + s.name +
+              (s.shapes.empty() ? "" : " " + s.shapes) + ") was entered by " + rank_list(*ranks, s.entered) +
+              " and never reached by " + rank_list(*ranks, s.missing);
+    f.evidence = evidence;
+    f.advice = "ranks wait at a collective until every rank of its group calls it: look at what " +
+               rank_list(*ranks, s.missing) +
+               " did after its last collective (its zones and samples from then on), or at a condition that makes "
+               "some ranks skip or add a collective. A rank whose recording stopped early looks the same: then "
+               "this is not a hang";
+    f.figures = {{"group", g.group},
+                 {"seq", std::to_string(s.seq)},
+                 {"op", s.op},
+                 {"name", s.name},
+                 {"entered", rank_numbers(*ranks, s.entered)},
+                 {"missing", rank_numbers(*ranks, s.missing)}};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> rule_collective_mismatch(const RanksReport* ranks) {
+  std::vector<Finding> out;
+  if (!ranks) return out;
+  for (const GroupSequence& g : ranks->groups) {
+    if (g.mismatches.empty()) continue;
+    const GroupMismatch& m = g.mismatches.front();
+    // The calls by what was called.
+    std::vector<std::pair<std::string, std::vector<size_t>>> by_call;
+    for (const auto& [row, call] : m.calls) {
+      auto it = std::find_if(by_call.begin(), by_call.end(), [&](const auto& e) { return e.first == call; });
+      if (it == by_call.end())
+        by_call.emplace_back(call, std::vector<size_t>{row});
+      else
+        it->second.push_back(row);
+    }
+    std::string calls;
+    for (const auto& [call, rows] : by_call)
+      calls += (calls.empty() ? "" : "; ") + rank_list(*ranks, rows) + " " + call;
+    Finding f;
+    f.rule = "collective_mismatch";
+    f.severity = FindingSeverity::Critical;
+    f.title = "group " + g.group + ": ranks called different collectives at #" + std::to_string(m.seq) + ": " + calls;
+    f.evidence = std::to_string(g.mismatches.size()) +
+                 (g.mismatches.size() >= GroupSequence::kMaxMismatches ? " or more" : "") +
+                 " places in the sequence differ; the first is #" + std::to_string(m.seq);
+    f.advice =
+        "every rank of a group must issue the same collectives in the same order, on tensors of the same "
+        "shapes: a branch taken on some ranks only (a rank-dependent condition, a data-dependent shape) "
+        "makes them pair with the wrong call, hang or compute garbage";
+    f.figures = {{"group", g.group}, {"seq", std::to_string(m.seq)}, {"calls", calls}};
     out.push_back(std::move(f));
   }
   return out;

@@ -62,6 +62,9 @@ inline constexpr size_t kUncoveredListed = 3;
 // straggler: from the ranks report's stragglers; critical when the wait is
 // at least this share of the job's median step.
 inline constexpr double kStragglerCritical = 0.20;
+// collective_stop: critical when a rank is still in its last call, or waited
+// this long in it (a timeout's error ends a call too).
+inline constexpr uint64_t kStopWaitNs = 1'000'000'000;
 
 // A leaf function's samples, resolved from the processes' stacks.
 struct HotFunction {
@@ -81,6 +84,8 @@ std::vector<Finding> rule_slow_steps(const std::vector<ProcessFacts>& processes)
 std::vector<Finding> rule_drops(const std::vector<ProcessFacts>& processes);
 // From the ranks report (a job of several ranks seen whole, as comm_exposed).
 std::vector<Finding> rule_straggler(const RanksReport* ranks);
+std::vector<Finding> rule_collective_stop(const RanksReport* ranks);
+std::vector<Finding> rule_collective_mismatch(const RanksReport* ranks);
 // `uncovered`: by function, samples outside every zone, most first;
 // `samples`: every sample kept; `period_ns`: CPU time per sample (0: unknown).
 std::vector<Finding> rule_uncovered_hot_function(const std::vector<HotFunction>& uncovered, uint64_t samples,

@@ -127,6 +127,10 @@ void shift_scan(RankScan& scan, int64_t delta) {
     shift(s.begin_ns);
     shift(s.end_ns);
   }
+  for (GroupCall& c : scan.group_calls) {
+    shift(c.begin_ns);
+    shift(c.end_ns);
+  }
   shift(scan.whole.begin_ns);
   shift(scan.whole.end_ns);
   shift(scan.first_ns);

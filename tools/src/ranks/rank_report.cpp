@@ -271,6 +271,8 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
     out.steps.push_back(std::move(row));
   }
 
+  out.groups = follow_groups(scans, out.ranks);
+
   // Stragglers: late at collectives.
   std::vector<uint64_t> spacing;
   std::vector<std::vector<int64_t>> late = lateness(scans, out.ranks, spacing);

@@ -20,6 +20,51 @@ std::string rank_name(int64_t rank, uint32_t pid) {
   return rank >= 0 ? std::to_string(rank) : "pid " + std::to_string(pid);
 }
 
+// "ranks 0, 1" / "rank 2"
+std::string rows_text(const RanksReport& r, const std::vector<size_t>& rows) {
+  std::string out = rows.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < rows.size(); ++i)
+    out += (i ? ", " : "") + rank_name(r.ranks[rows[i]].rank, r.ranks[rows[i]].pid);
+  return out;
+}
+
+// The process groups' sequences: one line per group when the ranks agree;
+// where they stopped apart (a hang) and where they called different
+// operations, when they did not.
+std::string groups_text(const RanksReport& r) {
+  if (r.groups.empty()) return "";
+  std::string out = "\nCollectives by process group (numbered in the order each rank entered them):\n";
+  for (const GroupSequence& g : r.groups) {
+    const std::string label = "  group " + g.group + ": ";
+    if (!g.stop && g.mismatches.empty()) {
+      out += label + "every rank entered #" + std::to_string(g.ranks.front().first_seq) + " to #" +
+             std::to_string(g.ranks.front().last_seq) + ", the same operations\n";
+      continue;
+    }
+    if (g.stop) {
+      const GroupStop& s = *g.stop;
+      out += label + "collective #" + std::to_string(s.seq) + " (" + s.name + (s.shapes.empty() ? "" : " " + s.shapes) +
+             ") was entered by " + rows_text(r, s.entered) + " and never reached by " + rows_text(r, s.missing) + "\n";
+      for (const GroupRankProgress& p : g.ranks) {
+        out += "    rank " + rank_name(p.rank, r.ranks[p.row].pid) + ": last entered #" + std::to_string(p.last_seq) +
+               " " + p.last_name + (p.last_shapes.empty() ? "" : " " + p.last_shapes) + ", ";
+        out += p.last_completed ? "ended after " + duration_text(static_cast<int64_t>(p.last_duration_ns))
+                                : "not completed (open " + duration_text(static_cast<int64_t>(p.last_duration_ns)) +
+                                      " when its files end)";
+        out += "\n";
+      }
+    }
+    for (const GroupMismatch& m : g.mismatches) {
+      out += label + "different calls at #" + std::to_string(m.seq) + ":";
+      for (size_t i = 0; i < m.calls.size(); ++i)
+        out += std::string(i ? ";" : "") + " rank " +
+               rank_name(r.ranks[m.calls[i].first].rank, r.ranks[m.calls[i].first].pid) + " " + m.calls[i].second;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
 // A step's number, and which time the ranks used it when they number again.
 std::string step_name(const StepRow& s) {
   return std::to_string(s.step) + (s.repeat ? " (again, " + std::to_string(s.repeat + 1) + ")" : "");
@@ -98,6 +143,7 @@ std::string text(const RanksReport& r, bool per_step) {
       out += ", " + duration_text(s.late_ns_median) + " over the ranks' median step time";
     out += "; " + s.reason + "\n";
   }
+  out += groups_text(r);
   return out;
 }
 
@@ -224,6 +270,69 @@ std::string json(const RanksReport& r, bool per_step) {
     j.field("reason", std::string(s.reason));
     j.field("late_ns_median", int64_t{s.late_ns_median});
     j.field("collectives", uint64_t{s.collectives});
+    j.close('}');
+  }
+  j.close(']');
+  j.key("groups");
+  j.open('[');
+  for (const GroupSequence& g : r.groups) {
+    j.open('{');
+    j.field("group", std::string(g.group));
+    j.key("ranks");
+    j.open('[');
+    for (const GroupRankProgress& p : g.ranks) {
+      j.open('{');
+      j.key("rank");
+      rank_value(p.rank);
+      j.field("pid", uint64_t{r.ranks[p.row].pid});
+      j.field("calls", uint64_t{p.calls});
+      j.field("first_seq", uint64_t{p.first_seq});
+      j.field("last_seq", uint64_t{p.last_seq});
+      j.field("last_op", std::string(p.last_op));
+      j.field("last_name", std::string(p.last_name));
+      j.field("last_shapes", std::string(p.last_shapes));
+      j.field("last_completed", bool{p.last_completed});
+      j.field("last_duration_ns", uint64_t{p.last_duration_ns});
+      j.close('}');
+    }
+    j.close(']');
+    j.key("stop");
+    if (g.stop) {
+      const GroupStop& s = *g.stop;
+      j.open('{');
+      j.field("seq", uint64_t{s.seq});
+      j.field("op", std::string(s.op));
+      j.field("name", std::string(s.name));
+      j.field("shapes", std::string(s.shapes));
+      for (const auto& [key, list] : {std::pair{"entered", &s.entered}, std::pair{"missing", &s.missing}}) {
+        j.key(key);
+        j.open('[');
+        for (size_t row : *list) rank_value(r.ranks[row].rank);
+        j.close(']');
+      }
+      j.field("completed_somewhere", bool{s.completed_somewhere});
+      j.close('}');
+    } else {
+      j.null();
+    }
+    j.key("mismatches");
+    j.open('[');
+    for (const GroupMismatch& m : g.mismatches) {
+      j.open('{');
+      j.field("seq", uint64_t{m.seq});
+      j.key("calls");
+      j.open('[');
+      for (const auto& [row, call] : m.calls) {
+        j.open('{');
+        j.key("rank");
+        rank_value(r.ranks[row].rank);
+        j.field("call", std::string(call));
+        j.close('}');
+      }
+      j.close(']');
+      j.close('}');
+    }
+    j.close(']');
     j.close('}');
   }
   j.close(']');

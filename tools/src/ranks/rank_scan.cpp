@@ -186,9 +186,14 @@ struct RankScanner::Impl {
         marked_group = intern("mark " + (group.empty() ? std::string("world") : group) + " " + c.name);
       }
     }
+    if (marked_group >= 0) {
+      std::string group;
+      for (const ZoneArgIds& a : z.args)
+        if (loc(a.key).is_arg_key) group = zone_arg_value(*process, a.value);
+      push_group_call(group.empty() ? "world" : group, c, z);
+    }
     if (z.unterminated) {
-      // No end recorded (closed at the thread's last event, or an operator
-      // PyTorch ends on another thread): no meeting point.
+      // No end recorded (closed at the thread's last event): no meeting point.
     } else if (marked_group >= 0) {
       ++owner.scan_.calls_seen;
       push_bounded(marked_calls, {static_cast<uint32_t>(marked_group), z.begin_ns, z.end_ns});
@@ -212,12 +217,29 @@ struct RankScanner::Impl {
   // threads) is a collective call. It holds no thread, so it adds nothing to
   // the time in zones.
   void on_async(const ClosedZone& z) {
-    if (z.unterminated) return;  // never completed: no meeting point
     const LocClass& c = loc(z.loc);
     if (c.zone_key < 0) return;
+    push_group_call("default", c, z);
+    if (z.unterminated) return;  // never completed: no meeting point
     ++owner.scan_.calls_seen;
     push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns});
   }
+
+  void push_group_call(const std::string& group, const LocClass& c, const ClosedZone& z) {
+    GroupCall g;
+    g.group = group;
+    g.op = zone_collective(c.name);
+    if (g.op.empty()) g.op = c.name;  // a marked zone of the program's own name
+    g.name = c.name;
+    for (const ZoneArgIds& a : z.args)
+      if (loc(a.key).name == "Input Dims") g.shapes = zone_arg_value(*process, a.value);
+    g.begin_ns = z.begin_ns;
+    g.end_ns = z.end_ns;
+    g.completed = !z.unterminated;
+    group_calls.push_back(std::move(g));
+    if (group_calls.size() > RankScan::kMaxCollectives) group_calls.pop_front();
+  }
+  std::deque<GroupCall> group_calls;
 
   // A zone, in end order across the process's threads: its self time is CPU
   // time in zones (the sum over a thread's zones is the time some zone was
@@ -425,6 +447,9 @@ void RankScanner::end_process(const ProcessState& p) {
   m.process = &p;
   m.tracker.finish();
   scan_.zone_ends_unmatched = m.tracker.unmatched_ends();
+  scan_.group_calls.assign(m.group_calls.begin(), m.group_calls.end());
+  std::stable_sort(scan_.group_calls.begin(), scan_.group_calls.end(),
+                   [](const GroupCall& a, const GroupCall& b) { return a.begin_ns < b.begin_ns; });
   // Calls: NCCL kernels when the rank has any (its process-group zones then
   // only launched them), else the named zones; marked zones always.
   std::vector<CollectiveCall> calls(m.marked_calls.begin(), m.marked_calls.end());

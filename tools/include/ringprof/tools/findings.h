@@ -36,7 +36,8 @@ const char* finding_severity_name(FindingSeverity severity) noexcept;
 
 struct Finding {
   std::string rule;  // stable id: "gpu_idle", "tiny_kernels", "sync_in_step", "pageable_copies",
-                     // "comm_exposed", "straggler", "slow_steps", "drops", "uncovered_hot_function"
+                     // "comm_exposed", "collective_stop", "collective_mismatch", "straggler",
+                     // "slow_steps", "drops", "uncovered_hot_function"
   FindingSeverity severity = FindingSeverity::Info;
   std::string title;     // one line
   std::string evidence;  // times, counts, the zones or kernels involved, with numbers

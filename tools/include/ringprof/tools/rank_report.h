@@ -81,6 +81,46 @@ struct Straggler {
   std::string reason;                // "zone extra_work: +2.00 ms per step over the other ranks' median", or why not
 };
 
+// A process group's operations followed across its ranks. Process groups
+// run their collectives in the order they are issued, the same on every
+// rank, so the n-th call of a group on one rank meets the n-th on each
+// other: the numbering (from 1, at the first call the reference rank's
+// files hold) is lined up across ranks by the calls' ends (a vote over each
+// rank's first 64 completed calls: the offset that puts most of them next to
+// a reference call ending at the same time).
+struct GroupRankProgress {
+  size_t row = 0;
+  int64_t rank = -1;
+  uint64_t calls = 0;  // the group's calls the files hold
+  uint64_t first_seq = 0, last_seq = 0;
+  std::string last_op, last_name, last_shapes;
+  bool last_completed = false;
+  uint64_t last_duration_ns = 0;  // not completed: until its files end
+};
+
+// A collective some ranks entered and others never reached: where a job hangs.
+struct GroupStop {
+  uint64_t seq = 0;
+  std::string op, name, shapes;
+  std::vector<size_t> entered, missing;  // rows
+  bool completed_somewhere = false;      // some rank's call ended (a timeout's error ends it too)
+};
+
+// Ranks that called different operations (or the same on different
+// shapes) at one place in the sequence.
+struct GroupMismatch {
+  uint64_t seq = 0;
+  std::vector<std::pair<size_t, std::string>> calls;  // row, "op shapes"
+};
+
+struct GroupSequence {
+  std::string group;
+  std::vector<GroupRankProgress> ranks;  // by row
+  std::optional<GroupStop> stop;
+  std::vector<GroupMismatch> mismatches;  // the first kMaxMismatches
+  static constexpr size_t kMaxMismatches = 8;
+};
+
 struct RanksReport {
   std::string job_id;                // the job's (most processes'), "" when none is stated
   int64_t world_size = -1;
@@ -89,6 +129,7 @@ struct RanksReport {
   std::vector<StepRow> steps;        // by step number
   std::vector<Straggler> stragglers; // by lateness, descending
   ClockAlignment clock;
+  std::vector<GroupSequence> groups;  // by group name; groups with calls on two ranks or more
   std::vector<std::string> problems; // job problems, "ringprof: …" lines
   uint64_t late_gpu_records = 0, late_step_marks = 0, late_cover_spans = 0;  // reorder limits hit (rank_scan.h)
 
@@ -104,6 +145,9 @@ struct RanksOptions {
   // empty: all. Only these are looked for when counting ranks with no files.
   std::vector<int32_t> selected_ranks;
 };
+
+// The groups' sequences (above) from the ranks' scans, `rows` lined up with them.
+std::vector<GroupSequence> follow_groups(const std::vector<RankScan*>& scans, const std::vector<RankRow>& rows);
 
 // Reads the job and applies the collectives' clock alignment to `reader`.
 RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options);

@@ -61,6 +61,19 @@ struct CollectiveCall {
   uint64_t end_ns = 0;
 };
 
+// One operation of a process group the rank entered (PyTorch's c10d work,
+// an async span such as "gloo:all_reduce", or a zone marked with
+// mark_collective), for following the ranks through each group's sequence.
+struct GroupCall {
+  std::string group;   // a marked zone's group; "default" for PyTorch's work (its group is not recorded)
+  std::string op;      // canonical: "all_reduce", "broadcast", …
+  std::string name;    // as recorded: "gloo:all_reduce"
+  std::string shapes;  // the work's "Input Dims" argument; "" when none was recorded
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;     // for one not completed: where the files end
+  bool completed = false;  // its end is in the files
+};
+
 struct StepStats {
   uint64_t number = 0;   // the value given to step()
   uint64_t begin_ns = 0;
@@ -95,6 +108,9 @@ struct RankScan {
   std::unordered_map<std::string, uint64_t> zone_self_ns;
   std::unordered_map<std::string, uint64_t> kernel_ns;
   uint64_t zone_ends_unmatched = 0;
+  // The latest kMaxCollectives group calls, in the order the rank entered
+  // them (by begin time).
+  std::vector<GroupCall> group_calls;
 
   static constexpr size_t kMaxCollectives = 16384;
   static constexpr size_t kGpuWindow = 65536;
