@@ -1,6 +1,7 @@
 // Async spans (AsyncBegin/AsyncEnd) in the tools: pairing by id across
 // threads, whichever thread's events come first; arguments; the table's
-// rows; the Chrome trace's async pairs. (The Perfetto trace's lanes:
+// rows; the Chrome trace's async pairs; extraction restating spans that
+// cross the range's edges. (The Perfetto trace's lanes:
 // perfetto_trace_test.cpp; a real recording: end_to_end/async_span_test.cpp.)
 //
 // The workload, one segment, times in µs from T. The builder writes a
@@ -23,6 +24,7 @@
 #include <sstream>
 
 #include "ringprof/tools/chrome_trace.h"
+#include "ringprof/tools/extract.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/trace_reader.h"
 #include "ringprof/tools/zone_tracker.h"
@@ -159,6 +161,39 @@ TEST_F(AsyncSpansTest, ChromeTraceWritesAsyncPairsScopedToTheProcess) {
       EXPECT_TRUE(e["name"] == "outer" || e["name"] == "tail") << e.dump();
     }
   }
+}
+
+// Extracting [120, 280]: work#7 crosses the start (its begin restated at 120
+// with its argument, its end kept at 150), work#8 lies inside, work#9
+// crosses the end (ended at 280); hang and the stray end of #99 lie outside.
+TEST_F(AsyncSpansTest, ExtractRestatesSpansCrossingTheRangeEdges) {
+  ExtractOptions o;
+  o.output_dir = dir_.file("x");
+  o.range.from_ns = 120 * kUs;
+  o.range.to_ns = 280 * kUs;
+  const ExtractResult r = extract_range({path_}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.clipped_zones, 2u);  // #7's begin, #9's end
+  std::map<uint64_t, ClosedZone> by_id;
+  ZoneTracker tracker([](const ClosedZone&) {});
+  tracker.set_on_async([&](const ClosedZone& z) { by_id[z.async_id] = z; });
+  TraceReader reader({o.output_dir});
+  reader.read([&](const SegmentView& v) {
+    for (const DecodedEvent& e : v.segment.events) tracker.add(e);
+  });
+  tracker.finish();
+  EXPECT_FALSE(reader.has_problems());
+  EXPECT_EQ(tracker.unterminated(), 0u);
+  EXPECT_EQ(tracker.unmatched_async_ends(), 0u);
+  ASSERT_EQ(by_id.size(), 3u);
+  EXPECT_EQ(by_id.at(7).begin_ns, T + 120 * kUs);
+  EXPECT_EQ(by_id.at(7).end_ns, T + 150 * kUs);
+  EXPECT_EQ(by_id.at(7).args.size(), 1u);
+  EXPECT_EQ(by_id.at(7).thread_index, 2u);
+  EXPECT_EQ(by_id.at(7).end_thread_index, 1u);
+  EXPECT_EQ(by_id.at(8).duration_ns(), 60 * kUs);
+  EXPECT_EQ(by_id.at(9).begin_ns, T + 220 * kUs);
+  EXPECT_EQ(by_id.at(9).end_ns, T + 280 * kUs);
 }
 
 }  // namespace

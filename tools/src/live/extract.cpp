@@ -49,6 +49,7 @@ class Extractor final : public SegmentVisitor {
     stacks_.clear();
     threads_.clear();
     zones_.clear();
+    async_.clear();
     sampler_version_ = 0;
     last_sampler_.reset();
     last_rank_.reset();
@@ -65,6 +66,7 @@ class Extractor final : public SegmentVisitor {
     runs_.clear();
     for (const DecodedEvent& e : seg.events) {
       ZoneState& z = zones_[e.thread_index];
+      if (follow_async(z, e)) continue;
       if (e.ts_ns > range_.end_ns) {
         // Past the range: it says only that this thread's data runs on, so
         // its zones still open at the end are clipped there (end_process).
@@ -108,7 +110,60 @@ class Extractor final : public SegmentVisitor {
     std::vector<OpenZone> open;  // outermost first
     bool entered = false;        // the range has begun for this thread
     bool past_end = false;       // the thread has events after the range
+    uint64_t args_to_async = 0;  // the async span whose begin was the thread's last event
   };
+  // An async span begun and not yet ended, by id.
+  struct OpenAsync {
+    uint32_t loc = 0;     // input location id
+    uint32_t thread = 0;  // its begin's
+    std::vector<ZoneArgIds> args{};
+    bool written = false;  // its begin is in the output (in the range, or restated at its start)
+  };
+
+  // Async spans (their begins, arguments and ends; true when `e` was one of
+  // those): a span that crosses the range's start gets its begin restated
+  // there on its thread, one that crosses its end gets its end there.
+  bool follow_async(ZoneState& z, const DecodedEvent& e) {
+    const uint64_t to_async = z.args_to_async;
+    z.args_to_async = 0;
+    if (e.kind == EventKind::ZoneArg && to_async != 0) {
+      z.args_to_async = to_async;
+      auto it = async_.find(to_async);
+      if (it == async_.end()) return true;
+      add_zone_arg(it->second.args, e.loc, static_cast<uint32_t>(e.value));
+      if (it->second.written && range_.contains(e.ts_ns)) add(e.thread_index, e.ts_ns, e.kind, e.loc, e.value);
+      return true;
+    }
+    if (e.kind == EventKind::AsyncBegin) {
+      if (e.ts_ns > range_.end_ns) return true;
+      OpenAsync& a = async_[e.value];
+      a = OpenAsync{e.loc, e.thread_index};
+      z.args_to_async = e.value;
+      if (e.ts_ns >= range_.begin_ns) {
+        a.written = true;
+        add(e.thread_index, e.ts_ns, e.kind, e.loc, e.value);
+      }
+      return true;
+    }
+    if (e.kind != EventKind::AsyncEnd) return false;
+    auto it = async_.find(e.value);
+    if (it == async_.end()) {  // begun before the files: an end in the range is kept as it is
+      if (range_.contains(e.ts_ns)) add(e.thread_index, e.ts_ns, e.kind, 0, e.value);
+      return true;
+    }
+    OpenAsync& a = it->second;
+    if (e.ts_ns >= range_.begin_ns) {
+      if (!a.written) {
+        add(a.thread, range_.begin_ns, EventKind::AsyncBegin, a.loc, e.value);
+        for (const ZoneArgIds& arg : a.args) add(a.thread, range_.begin_ns, EventKind::ZoneArg, arg.key, arg.value);
+        ++result_.clipped_zones;
+      }
+      if (e.ts_ns > range_.end_ns) ++result_.clipped_zones;
+      add(e.thread_index, std::min(e.ts_ns, range_.end_ns), e.kind, 0, e.value);
+    }
+    async_.erase(it);
+    return true;
+  }
 
   void track(ZoneState& z, const DecodedEvent& e) {
     if (e.kind == EventKind::ZoneBegin) z.open.push_back(OpenZone{e.loc});
@@ -337,6 +392,7 @@ class Extractor final : public SegmentVisitor {
   std::vector<ModuleInfo> modules_;
   std::unordered_map<uint32_t, ThreadInfo> threads_;
   std::unordered_map<uint32_t, ZoneState> zones_;
+  std::unordered_map<uint64_t, OpenAsync> async_;
   std::optional<SamplerState> last_sampler_;
   std::optional<RankInfo> last_rank_;
   uint32_t sampler_version_ = 0;
