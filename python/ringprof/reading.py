@@ -9,6 +9,8 @@
 Kinds and their fields:
   zones     pid tid thread name start_ns end_ns dur_ns self_ns depth file line args (dict: zone_arg key -> text)
             stack (with_stack: "file(line): function" of each caller, innermost first; else [])
+  spans     pid tid end_tid thread name id start_ns end_ns dur_ns unterminated args   (async spans: begun on
+            thread tid, ended on end_tid; PyTorch's process-group work such as gloo:all_reduce)
   samples   pid tid thread ts_ns function stack (function names, leaf first)
   gpu       pid kind name start_ns end_ns dur_ns device stream correlation bytes
   memory    pid tid kind pool ts_ns address bytes          (kind: alloc | free)
@@ -22,7 +24,7 @@ import collections
 import os
 import sys
 
-KINDS = ("zones", "samples", "gpu", "memory", "steps", "counters")
+KINDS = ("zones", "spans", "samples", "gpu", "memory", "steps", "counters")
 
 
 class Records:
@@ -67,6 +69,7 @@ class Recording:
         self._records = {kind: Records(kind, columns[kind]) for kind in KINDS}
 
     zones = property(lambda self: self._records["zones"])
+    spans = property(lambda self: self._records["spans"])
     samples = property(lambda self: self._records["samples"])
     gpu = property(lambda self: self._records["gpu"])
     memory = property(lambda self: self._records["memory"])

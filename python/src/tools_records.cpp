@@ -30,6 +30,14 @@ struct Zones {
   std::vector<std::map<std::string, std::string>> args;  // zone_arg() key -> value text
   std::vector<std::vector<std::string>> stack;           // with_stack: "file(line): function", innermost first
 };
+// Async spans: begun on one thread (tid), ended on any (end_tid).
+struct Spans {
+  std::vector<uint32_t> pid, tid, end_tid;
+  std::vector<std::string> thread, name;
+  std::vector<uint64_t> id, start_ns, end_ns, dur_ns;
+  std::vector<uint8_t> unterminated;
+  std::vector<std::map<std::string, std::string>> args;
+};
 struct Samples {
   std::vector<uint32_t> pid, tid;
   std::vector<std::string> thread, function;
@@ -59,6 +67,7 @@ struct Counters {
 
 struct Collected {
   Zones zones;
+  Spans spans;
   Samples samples;
   Gpu gpu;
   Memory memory;
@@ -96,6 +105,23 @@ void collect(TraceReader& reader, const TimeRange& range, Collected& out) {
     std::vector<std::string>& stack = c.stack.emplace_back();
     if (z.stack)
       for (const ResolvedFrame& f : resolver.stack(p, z.stack)) stack.push_back(source_frame_text(f));
+  });
+  tracker.set_on_async([&](const ClosedZone& z) {
+    if (!range.overlaps(z.begin_ns, z.end_ns)) return;
+    const ProcessState& p = *current;
+    Spans& c = out.spans;
+    c.pid.push_back(p.pid);
+    c.tid.push_back(p.tid_of(z.thread_index));
+    c.end_tid.push_back(p.tid_of(z.end_thread_index));
+    c.thread.push_back(thread_name(p, z.thread_index));
+    c.name.push_back(p.location_name(z.loc));
+    c.id.push_back(z.async_id);
+    c.start_ns.push_back(z.begin_ns);
+    c.end_ns.push_back(z.end_ns);
+    c.dur_ns.push_back(z.duration_ns());
+    c.unterminated.push_back(z.unterminated ? 1 : 0);
+    std::map<std::string, std::string>& args = c.args.emplace_back();
+    for (const ZoneArgIds& a : z.args) args[p.location_name(a.key)] = zone_arg_value(p, a.value);
   });
   reader.read([&](const SegmentView& v) {
     if (current != &v.process) {
@@ -151,7 +177,7 @@ void collect(TraceReader& reader, const TimeRange& range, Collected& out) {
         case EventKind::ZoneEnd:
         case EventKind::ZoneArg:  // zones come whole from the tracker above
         case EventKind::ZoneStack:
-        case EventKind::AsyncBegin:  // async spans are not zones of a thread (not read here yet)
+        case EventKind::AsyncBegin:  // spans come whole from the tracker too
         case EventKind::AsyncEnd:
         case EventKind::Instant:
         case EventKind::FlowBegin:
@@ -219,6 +245,12 @@ py::dict read_records(const std::vector<std::string>& paths, std::optional<uint6
                py::arg("end_ns") = c.zones.end_ns, py::arg("dur_ns") = c.zones.dur_ns,
                py::arg("self_ns") = c.zones.self_ns, py::arg("depth") = c.zones.depth, py::arg("file") = c.zones.file,
                py::arg("line") = c.zones.line, py::arg("args") = c.zones.args, py::arg("stack") = c.zones.stack);
+  std::vector<bool> unterminated(c.spans.unterminated.begin(), c.spans.unterminated.end());
+  d["spans"] = py::dict(
+      py::arg("pid") = c.spans.pid, py::arg("tid") = c.spans.tid, py::arg("end_tid") = c.spans.end_tid,
+      py::arg("thread") = c.spans.thread, py::arg("name") = c.spans.name, py::arg("id") = c.spans.id,
+      py::arg("start_ns") = c.spans.start_ns, py::arg("end_ns") = c.spans.end_ns, py::arg("dur_ns") = c.spans.dur_ns,
+      py::arg("unterminated") = unterminated, py::arg("args") = c.spans.args);
   d["samples"] = py::dict(py::arg("pid") = c.samples.pid, py::arg("tid") = c.samples.tid,
                           py::arg("thread") = c.samples.thread, py::arg("ts_ns") = c.samples.ts_ns,
                           py::arg("function") = c.samples.function, py::arg("stack") = c.samples.stack);

@@ -160,6 +160,17 @@ class DdpJobTest(unittest.TestCase):
             self.assertEqual(b["args"]["Input type"], "[float]")  # the bucket's tensor
         self.assertFalse([e for e in events if e.get("name") == "gloo:all_reduce" and e.get("ph") == "X"])
 
+    def test_ringprof_open_lists_the_spans_with_their_threads(self):
+        spans = [s for s in __import__("ringprof").open(self.rank_dir(0)).spans if s.name == "gloo:all_reduce"]
+        self.assertEqual(len(spans), self.STEPS)
+        self.assertEqual(len({s.id for s in spans}), self.STEPS)
+        for s in spans:
+            self.assertFalse(s.unterminated)
+            self.assertEqual(s.dur_ns, s.end_ns - s.start_ns)
+            self.assertGreater(s.dur_ns, 0)
+            self.assertEqual(s.args["Input type"], "[float]")
+            self.assertTrue(s.thread)  # gloo names its worker threads
+
     def test_ranks_names_the_straggler_and_its_extra_work(self):
         report = json.loads(support.cli("ranks", "--format", "json", self.job))
         self.assertEqual([r["rank"] for r in report["ranks"]], [0, 1, 2])
