@@ -15,6 +15,9 @@
 //   with shapes     ringprof's capture at the detailed level (input shapes
 //                   and dtypes as zone arguments) and torch.profiler with
 //                   record_shapes=True
+//   without async   ringprof's capture at always_on and sampled 1% without
+//                   its second callback, the one for async records (c10d's
+//                   work), to measure what that callback costs operators
 // and the differences that matter: ringprof's and torch.profiler's added
 // time per operator over the floor, and the sampled capture's over nothing.
 #include <ATen/ATen.h>
@@ -65,7 +68,8 @@ void BM_TorchOpCosts(benchmark::State& state) {
   config.sink = "null";
   config.sample_hz = 0;
   ringprof::start(config);
-  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled, ringprof_shapes, torch_shapes;
+  std::vector<double> none, noop, ringprof_ns, torch_ns, noop_sampled, ringprof_sampled, ringprof_shapes, torch_shapes,
+      ringprof_no_async, sampled_no_async;
   const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO);
   const impl::ProfilerConfig cfg_shapes(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
   const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
@@ -105,13 +109,24 @@ void BM_TorchOpCosts(benchmark::State& state) {
         ringprof::torch_operators::disable();
         ringprof::set_mode(ringprof::Level::AlwaysOn);
         break;
+      case 8:
+      case 9:
+        ringprof::torch_operators::set_async_capture(false);
+        ringprof::torch_operators::set_level(which == 8 ? ringprof::torch_operators::kAlwaysOn
+                                                        : ringprof::torch_operators::kSampled);
+        ringprof::torch_operators::set_sampling(0.01);
+        ringprof::torch_operators::enable();
+        (which == 8 ? ringprof_no_async : sampled_no_async).push_back(ns_per_op(a, b));
+        ringprof::torch_operators::disable();
+        ringprof::torch_operators::set_async_capture(true);
+        break;
       case 6:
         prepareProfiler(cfg_shapes, cpu);
         enableProfiler(cfg_shapes, cpu);
         torch_shapes.push_back(ns_per_op(a, b));
         benchmark::DoNotOptimize(disableProfiler());
         break;
-      default:
+      case 7:
         prepareProfiler(cfg, cpu);
         enableProfiler(cfg, cpu);
         torch_ns.push_back(ns_per_op(a, b));
@@ -120,7 +135,7 @@ void BM_TorchOpCosts(benchmark::State& state) {
   };
   for (auto _ : state) {
     for (int round = 0; round < kRounds; ++round)
-      for (int k = 0; k < 8; ++k) run_case((round + k) % 8);
+      for (int k = 0; k < 10; ++k) run_case((round + k) % 10);
   }
   ringprof::stop();
   const double floor = median(noop);
@@ -138,6 +153,10 @@ void BM_TorchOpCosts(benchmark::State& state) {
                 median_difference(ringprof_shapes, noop), "ns");
   report_figure("torch op: torch.profiler record_shapes over the no-op callback, ns",
                 median_difference(torch_shapes, noop), "ns");
+  report_figure("torch op: the async callback's cost at always_on, ns",
+                median_difference(ringprof_ns, ringprof_no_async), "ns");
+  report_figure("torch op: the async callback's cost at sampled 1%, ns",
+                median_difference(ringprof_sampled, sampled_no_async), "ns");
 }
 BENCHMARK(BM_TorchOpCosts)->Iterations(1)->Unit(benchmark::kMillisecond);
 

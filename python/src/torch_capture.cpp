@@ -80,6 +80,12 @@ uint64_t flow_id(uint64_t thread, int64_t seq) {
   return (1ull << 52) | ((thread & 0xffull) << 44) | (static_cast<uint64_t>(seq) & ((1ull << 44) - 1));
 }
 
+// Whether PyTorch marked the record as ending on another thread (c10d's
+// work, RPC): on_async_start's, not an operator's. Only record_function()
+// scope has such records, and isAsync() is a call into libtorch: operators
+// are told apart by their scope first, inline.
+bool is_async(const at::RecordFunction& fn) { return fn.scope() == at::RecordScope::USER_SCOPE && fn.isAsync(); }
+
 // The operator's ZoneBegin and flow; whether the zone was recorded.
 bool begin_op(const at::RecordFunction& fn, ThreadOps& t) {
   bool on = false;
@@ -104,7 +110,7 @@ bool begin_op(const at::RecordFunction& fn, ThreadOps& t) {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  if (fn.isAsync()) return nullptr;  // on_async_start's
+  if (is_async(fn)) return nullptr;  // on_async_start's
   begin_op(fn, t_ops);
   return nullptr;
 }
@@ -158,7 +164,7 @@ void record_inputs(const at::RecordFunction& fn) {
 // As on_start, and the operator's input shapes and types as its arguments
 // (registered with needsInputs at the detailed level).
 std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& fn) {
-  if (fn.isAsync()) return nullptr;
+  if (is_async(fn)) return nullptr;
   ThreadOps& t = t_ops;
   if (begin_op(fn, t)) {
     // A tensor whose sizes cannot be read (a custom or symbolic size policy)
@@ -175,13 +181,13 @@ std::unique_ptr<at::ObserverContext> on_start_inputs(const at::RecordFunction& f
 // Autograd's backward operators run on threads with no Python frames: they
 // record none.
 std::unique_ptr<at::ObserverContext> on_start_stack(const at::RecordFunction& fn) {
-  if (fn.isAsync()) return nullptr;
+  if (is_async(fn)) return nullptr;
   if (begin_op(fn, t_ops)) internal::record_zone_stack();
   return nullptr;
 }
 
 std::unique_ptr<at::ObserverContext> on_start_inputs_stack(const at::RecordFunction& fn) {
-  if (fn.isAsync()) return nullptr;
+  if (is_async(fn)) return nullptr;
   ThreadOps& t = t_ops;
   if (begin_op(fn, t)) {
     internal::record_zone_stack();
@@ -197,7 +203,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   // Async records are on_async_end's. A synchronous one that ended on
   // another thread than its begin's cannot end its zone there, and must not
   // pop this thread's stack: it is left open.
-  if (fn.isAsync() || fn.threadId() != at::RecordFunction::currentThreadId()) return;
+  if (is_async(fn) || fn.threadId() != at::RecordFunction::currentThreadId()) return;
   ThreadOps& t = t_ops;
   if (t.open.pop()) zone_end();  // (nothing open: it began before the callbacks were registered)
 }
@@ -230,16 +236,20 @@ void on_async_end(const at::RecordFunction&, at::ObserverContext* ctx) {
 }
 
 at::CallbackHandle g_async_handle = at::INVALID_CALLBACK_HANDLE;  // under g_mu
+bool g_async_capture = true;                                      // under g_mu
 
 // c10d and RPC record their work in USER_SCOPE, which only record_function()
-// labels share: operators pay nothing for this callback.
+// labels share: operators pay nothing for this callback (measured:
+// docs/performance.md#python-and-pytorch).
 void apply_async_locked(bool off) {
-  const bool want = g_following && !off;
+  const bool want = g_following && !off && g_async_capture;
   if (want == (g_async_handle != at::INVALID_CALLBACK_HANDLE)) return;
   if (want) {
-    g_async_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_async_start, on_async_end)
-                                               .needsInputs(true)
-                                               .scopes({at::RecordScope::USER_SCOPE}));
+    // No needsInputs: that would make PyTorch copy every operator's inputs
+    // while any callback records them (it is not per scope). c10d hands its
+    // work's tensors to the record itself.
+    g_async_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(on_async_start, on_async_end).scopes({at::RecordScope::USER_SCOPE}));
   } else {
     at::removeCallback(g_async_handle);
     g_async_handle = at::INVALID_CALLBACK_HANDLE;
@@ -395,6 +405,11 @@ namespace {
 std::unique_ptr<at::ObserverContext> noop_start(const at::RecordFunction&) { return nullptr; }
 void noop_end(const at::RecordFunction&, at::ObserverContext*) {}
 }  // namespace
+
+void set_async_capture(bool on) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_async_capture = on;
+}
 
 void set_noop_callback(bool on, double probability) {
   std::lock_guard<std::mutex> lock(g_mu);

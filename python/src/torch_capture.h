@@ -63,4 +63,9 @@ bool recording_stacks();
 // capture's is (same scopes): the floor of any capture through RecordFunction.
 void set_noop_callback(bool on, double probability = 1.0);
 
+// Benchmarks only: whether enable() registers the callback for async
+// records (c10d's work) beside the operators' (default true), so that its
+// cost on operators can be measured in the same run.
+void set_async_capture(bool on);
+
 }  // namespace ringprof::torch_operators

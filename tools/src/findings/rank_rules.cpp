@@ -127,12 +127,12 @@ std::vector<Finding> rule_collective_mismatch(const RanksReport* ranks) {
     const GroupMismatch& m = g.mismatches.front();
     // The calls by what was called.
     std::vector<std::pair<std::string, std::vector<size_t>>> by_call;
-    for (const auto& [row, call] : m.calls) {
-      auto it = std::find_if(by_call.begin(), by_call.end(), [&](const auto& e) { return e.first == call; });
+    for (const std::pair<size_t, std::string>& c : m.calls) {
+      auto it = std::find_if(by_call.begin(), by_call.end(), [&c](const auto& e) { return e.first == c.second; });
       if (it == by_call.end())
-        by_call.emplace_back(call, std::vector<size_t>{row});
+        by_call.emplace_back(c.second, std::vector<size_t>{c.first});
       else
-        it->second.push_back(row);
+        it->second.push_back(c.first);
     }
     std::string calls;
     for (const auto& [call, rows] : by_call)
