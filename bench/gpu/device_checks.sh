@@ -174,8 +174,8 @@ fi
 
 if part pytests; then
   section "the Python tests that use PyTorch, on this PyTorch"
-  (cd "$ROOT/tests/python" && RINGPROF_CLI="$CARRY/bin/ringprof" timeout 240 "$PY" -m unittest -v \
-    test_torch test_torch_stacks test_frames test_python_samples) >"$W/pytests.log" 2>&1
+  (cd "$ROOT/tests/python" && RINGPROF_CLI="$CARRY/bin/ringprof" timeout 300 "$PY" -m unittest -v \
+    test_torch test_torch_stacks test_torch_distributed test_frames test_python_samples) >"$W/pytests.log" 2>&1
   echo "pytests exit $?"; grep -E "^(FAIL|ERROR|Ran|OK|FAILED)|skipped" "$W/pytests.log" | head -40
 fi
 if part c10d; then
@@ -183,6 +183,7 @@ if part c10d; then
   timeout 120 "$PY" "$ROOT/bench/gpu/c10d_probe.py" "$W/runs/c10d" --world 2 --backend gloo 2>&1 | tail -5
   timeout 120 "$PY" "$ROOT/bench/gpu/c10d_probe.py" "$W/runs/c10d" --world 1 --backend nccl 2>&1 | tail -5
   for d in "$W"/runs/c10d/*; do echo "$d"; "$CARRY/bin/ringprof" table "$d" 2>&1 | head -25; done
+  "$CARRY/bin/ringprof" ranks "$W"/runs/c10d/gloo_rank* 2>&1 | tail -8
 fi
 
 part side && section "PyTorch side by side: $REPS interleaved repetitions of $STEPS steps"
