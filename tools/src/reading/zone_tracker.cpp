@@ -55,6 +55,7 @@ void ZoneTracker::add_async(const DecodedEvent& e, Thread& t) {
   if (e.kind == EventKind::AsyncBegin) {
     if (async_open_.size() >= kMaxOpenAsync) {
       ++async_dropped_;
+      t.args_to_async = id;  // its arguments go with it
       return;
     }
     OpenAsync a;
@@ -203,7 +204,7 @@ void ZoneTracker::finish() {
   for (auto& [id, a] : async_open_) spans.emplace(id, &a);
   for (auto& [id, a] : spans) {
     if (!a->ended) {
-      ++unterminated_;
+      if (on_async_) ++unterminated_;  // counted only where spans are shown
       a->end_ns = last_ns;
     }
     close_async(id, *a, !a->ended);

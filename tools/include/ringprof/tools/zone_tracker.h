@@ -19,8 +19,9 @@
 // and reach the set_on_async() callback (never on_close) as ClosedZones with
 // `async` set: depth 0, no children, the begin's thread; arguments right
 // after the begin on its thread are theirs. One left open at finish() closes
-// at the process's last timestamp, unterminated; an end whose begin never
-// came is counted (unmatched_async_ends()).
+// at the process's last timestamp, unterminated (counted in unterminated()
+// when set_on_async() was called); an end whose begin never came is counted
+// (unmatched_async_ends()).
 #pragma once
 
 #include <cstdint>
