@@ -45,6 +45,7 @@ class PerfettoTraceWriter final : public SegmentVisitor {
   PerfettoTraceWriter(std::ostream& out, TimeRange range, const PerfettoTraceOptions& options)
       : w_(out), range_(range), threads_(options.thread), resolver_(options.symbol_paths) {
     async_.set_on_async([this](const ClosedZone& z) { on_async(z); });
+    async_.set_async_only(true);
   }
 
   void finish() {

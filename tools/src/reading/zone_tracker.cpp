@@ -23,6 +23,7 @@ void ZoneTracker::add(const DecodedEvent& e) {
     add_async(e, t);
     return;
   }
+  if (async_only_) return;
   if (e.kind == EventKind::ZoneBegin) {
     if (t.stack.size() >= kMaxDepth) {
       ++t.overflow;

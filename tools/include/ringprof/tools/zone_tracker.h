@@ -88,6 +88,9 @@ class ZoneTracker {
   explicit ZoneTracker(OnClose on_close) : on_close_(std::move(on_close)) {}
   // Where async spans go; without it they are paired and dropped.
   void set_on_async(OnClose on_async) { on_async_ = std::move(on_async); }
+  // Pairs async spans only: zones are not followed (a consumer that follows
+  // them itself, the Perfetto writer, pays for one stack of zones, not two).
+  void set_async_only(bool on) { async_only_ = on; }
 
   // Feed every event of the process, each thread's in recorded order.
   void add(const DecodedEvent& e);
@@ -159,6 +162,7 @@ class ZoneTracker {
 
   OnClose on_close_;
   OnClose on_async_;
+  bool async_only_ = false;
   std::unordered_map<uint64_t, OpenAsync> async_open_;
   std::unordered_map<uint64_t, EarlyEnd> async_early_ends_;
   uint64_t unmatched_async_ends_ = 0;
