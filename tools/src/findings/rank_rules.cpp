@@ -61,15 +61,6 @@ std::vector<Finding> rule_straggler(const RanksReport* ranks) {
 
 namespace {
 
-std::string rank_list(const RanksReport& r, const std::vector<size_t>& rows) {
-  std::string out = rows.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const RankRow& k = r.ranks[rows[i]];
-    out += (i ? ", " : "") + (k.rank >= 0 ? std::to_string(k.rank) : "pid " + std::to_string(k.pid));
-  }
-  return out;
-}
-
 std::string rank_numbers(const RanksReport& r, const std::vector<size_t>& rows) {
   std::string out;
   for (size_t row : rows) out += (out.empty() ? "" : ",") + std::to_string(r.ranks[row].rank);
@@ -88,10 +79,8 @@ std::vector<Finding> rule_collective_stop(const RanksReport* ranks) {
     bool stuck = false;
     std::string evidence;
     for (const GroupRankProgress& p : g.ranks) {
-      const RankRow& k = ranks->ranks[p.row];
       stuck = stuck || !p.last_completed || p.last_duration_ns >= kStopWaitNs;
-      evidence += (evidence.empty() ? "" : "; ") + std::string("rank ") +
-                  (k.rank >= 0 ? std::to_string(k.rank) : "pid " + std::to_string(k.pid)) + " last entered #" +
+      evidence += (evidence.empty() ? "" : "; ") + ranks_text(*ranks, {p.row}) + " last entered #" +
                   std::to_string(p.last_seq) + " " + p.last_name + ", " +
                   (p.last_completed ? "ended after " + dur(p.last_duration_ns)
                                     : "still in it after " + dur(p.last_duration_ns) + " when its files end");
@@ -100,11 +89,11 @@ std::vector<Finding> rule_collective_stop(const RanksReport* ranks) {
     f.rule = "collective_stop";
     f.severity = stuck ? FindingSeverity::Critical : FindingSeverity::Warning;
     f.title = "group " + g.group + ": collective #" + std::to_string(s.seq) + " (" + s.name +
-              (s.shapes.empty() ? "" : " " + s.shapes) + ") was entered by " + rank_list(*ranks, s.entered) +
-              " and never reached by " + rank_list(*ranks, s.missing);
+              (s.shapes.empty() ? "" : " " + s.shapes) + ") was entered by " + ranks_text(*ranks, s.entered) +
+              " and never reached by " + ranks_text(*ranks, s.missing);
     f.evidence = evidence;
     f.advice = "ranks wait at a collective until every rank of its group calls it: look at what " +
-               rank_list(*ranks, s.missing) +
+               ranks_text(*ranks, s.missing) +
                " did after its last collective (its zones and samples from then on), or at a condition that makes "
                "some ranks skip or add a collective. A rank whose recording stopped early looks the same: then "
                "this is not a hang";
@@ -136,7 +125,7 @@ std::vector<Finding> rule_collective_mismatch(const RanksReport* ranks) {
     }
     std::string calls;
     for (const auto& [call, rows] : by_call)
-      calls += (calls.empty() ? "" : "; ") + rank_list(*ranks, rows) + " " + call;
+      calls += (calls.empty() ? "" : "; ") + ranks_text(*ranks, rows) + " " + call;
     Finding f;
     f.rule = "collective_mismatch";
     f.severity = FindingSeverity::Critical;

@@ -20,14 +20,6 @@ std::string rank_name(int64_t rank, uint32_t pid) {
   return rank >= 0 ? std::to_string(rank) : "pid " + std::to_string(pid);
 }
 
-// "ranks 0, 1" / "rank 2"
-std::string rows_text(const RanksReport& r, const std::vector<size_t>& rows) {
-  std::string out = rows.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < rows.size(); ++i)
-    out += (i ? ", " : "") + rank_name(r.ranks[rows[i]].rank, r.ranks[rows[i]].pid);
-  return out;
-}
-
 // The process groups' sequences: one line per group when the ranks agree;
 // where they stopped apart (a hang) and where they called different
 // operations, when they did not.
@@ -44,7 +36,8 @@ std::string groups_text(const RanksReport& r) {
     if (g.stop) {
       const GroupStop& s = *g.stop;
       out += label + "collective #" + std::to_string(s.seq) + " (" + s.name + (s.shapes.empty() ? "" : " " + s.shapes) +
-             ") was entered by " + rows_text(r, s.entered) + " and never reached by " + rows_text(r, s.missing) + "\n";
+             ") was entered by " + ranks_text(r, s.entered) + " and never reached by " + ranks_text(r, s.missing) +
+             "\n";
       for (const GroupRankProgress& p : g.ranks) {
         out += "    rank " + rank_name(p.rank, r.ranks[p.row].pid) + ": last entered #" + std::to_string(p.last_seq) +
                " " + p.last_name + (p.last_shapes.empty() ? "" : " " + p.last_shapes) + ", ";
@@ -365,6 +358,13 @@ std::string json(const RanksReport& r, bool per_step) {
 }
 
 }  // namespace
+
+std::string ranks_text(const RanksReport& r, const std::vector<size_t>& rows) {
+  std::string out = rows.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < rows.size(); ++i)
+    out += (i ? ", " : "") + rank_name(r.ranks[rows[i]].rank, r.ranks[rows[i]].pid);
+  return out;
+}
 
 std::string format_ranks(const RanksReport& report, RanksFormat format, bool per_step) {
   switch (format) {

@@ -180,18 +180,15 @@ struct RankScanner::Impl {
   void on_zone(const ClosedZone& z) {
     LocClass& c = loc(z.loc);
     int64_t marked_group = -1;
+    std::string group;
     for (const ZoneArgIds& a : z.args) {
       if (loc(a.key).is_arg_key) {
-        const std::string group = zone_arg_value(*process, a.value);
-        marked_group = intern("mark " + (group.empty() ? std::string("world") : group) + " " + c.name);
+        group = zone_arg_value(*process, a.value);
+        if (group.empty()) group = "world";
+        marked_group = intern("mark " + group + " " + c.name);
       }
     }
-    if (marked_group >= 0) {
-      std::string group;
-      for (const ZoneArgIds& a : z.args)
-        if (loc(a.key).is_arg_key) group = zone_arg_value(*process, a.value);
-      push_group_call(group.empty() ? "world" : group, c, z);
-    }
+    if (marked_group >= 0) push_group_call(group, c, z);
     if (z.unterminated) {
       // No end recorded (closed at the thread's last event): no meeting point.
     } else if (marked_group >= 0) {

@@ -152,6 +152,10 @@ std::vector<GroupSequence> follow_groups(const std::vector<RankScan*>& scans, co
 // Reads the job and applies the collectives' clock alignment to `reader`.
 RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options);
 
+// "rank 2", "ranks 0, 1": rows of the report by their rank ("pid N" for a
+// process that states none), as the report and the findings name them.
+std::string ranks_text(const RanksReport& report, const std::vector<size_t>& rows);
+
 enum class RanksFormat { Text, Csv, Json };
 // Text: the rank table, the steps' spread, the stragglers and the clock; with
 // per_step, a table of every step (its slowest and fastest rank). CSV: one
