@@ -126,6 +126,16 @@ from . import _cupti_handover  # noqa: E402 (after the extension: wraps torch.pr
 
 _cupti_handover.install(_torch)
 
+from . import _distributed  # noqa: E402
+
+_wrap_distributed = _os.environ.get("RINGPROF_TORCH_DISTRIBUTED", "1")
+if _wrap_distributed not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+    print("ringprof: warning: ignoring RINGPROF_TORCH_DISTRIBUTED=%s (expected 1 or 0); using the default"
+          % _wrap_distributed, file=_sys.stderr)
+    _wrap_distributed = "1"
+if _wrap_distributed in ("1", "true", "yes", "on"):
+    _distributed.install(_torch, _ext, _ringprof.is_recording)
+
 
 # ---- a drop-in for torch.profiler.profile ----
 

@@ -4,6 +4,7 @@
 #include <ATen/record_function.h>
 
 #include <atomic>
+#include <cstdint>
 #include <charconv>
 #include <mutex>
 #include <new>
@@ -15,6 +16,7 @@
 
 #include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/ringprof.h"
+#include "torch_collectives.h"
 #include "torch_names.h"
 #include "zone_bits.h"
 
@@ -218,6 +220,30 @@ struct AsyncSpan final : at::ObserverContext {
   uint64_t id;
 };
 
+constexpr const char* kSeqArg = "seq";
+constexpr const char* kQueuedArg = "queued_ns";
+
+// The data address of the record's first tensor; 0 when it has none (or one
+// without storage).
+uintptr_t first_tensor(const at::RecordFunction& fn) {
+  try {
+    for (const c10::IValue& v : fn.inputs()) {
+      if (v.isTensor()) {
+        const at::Tensor& t = v.toTensor();
+        return t.defined() && t.has_storage() ? reinterpret_cast<uintptr_t>(t.data_ptr()) : 0;
+      }
+      if (v.isTensorList()) {
+        const c10::List<at::Tensor> list = v.toTensorList();
+        if (list.empty()) return 0;
+        const at::Tensor t = list.get(0);
+        return t.defined() && t.has_storage() ? reinterpret_cast<uintptr_t>(t.data_ptr()) : 0;
+      }
+    }
+  } catch (...) {
+  }
+  return 0;
+}
+
 std::unique_ptr<at::ObserverContext> on_async_start(const at::RecordFunction& fn) {
   if (!fn.isAsync()) return nullptr;  // a record_function() label: the operator callback's
   const uint64_t id = new_async_id();
@@ -227,6 +253,13 @@ std::unique_ptr<at::ObserverContext> on_async_start(const at::RecordFunction& fn
   try {
     record_inputs(fn);
   } catch (...) {
+  }
+  // The group, sequence number and queueing time ringprof.torch noted when
+  // the call was made from Python (torch_collectives.h).
+  if (auto note = take_collective(first_tensor(fn))) {
+    zone_arg(kCollectiveArgKey, note->group);
+    if (note->seq >= 0) zone_arg(kSeqArg, note->seq);
+    zone_arg(kQueuedArg, note->queued_ns);
   }
   return std::make_unique<AsyncSpan>(id);
 }

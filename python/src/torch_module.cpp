@@ -4,7 +4,10 @@
 // recording pays nothing.
 #include <pybind11/pybind11.h>
 
+#include <pybind11/stl.h>
+
 #include "torch_capture.h"
+#include "torch_collectives.h"
 
 namespace py = pybind11;
 
@@ -26,6 +29,9 @@ PYBIND11_MODULE(_ringprof_torch, m) {
   m.def("_set_record_stacks", &set_record_stacks);
   m.def("_record_stacks", &record_stacks);
   m.def("_recording_stacks", &recording_stacks);
+  m.def("_note_collective", &note_collective, py::arg("group"), py::arg("seq"), py::arg("tensors"),
+        "Notes a torch.distributed call about to be enqueued (torch_collectives.h).");
+  m.def("_collective_notes", &collective_notes);
   m.def("_noop_callback", &set_noop_callback, py::arg("on"), py::arg("probability") = 1.0,
         "Benchmarks only: a global RecordFunction callback that does nothing.");
 }

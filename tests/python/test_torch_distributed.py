@@ -91,6 +91,33 @@ LOOP_RANK = textwrap.dedent("""
 """)
 
 
+# Three ranks, two process groups: the world (10 all_reduce and a barrier)
+# and new_group([0, 1]) (a broadcast after each all_reduce, ranks 0 and 1).
+# Rank 1 leaves out its SKIP_AT-th broadcast (0: none). Each rank writes how
+# many collective notes were left untaken at the end.
+GROUPS_RANK = textwrap.dedent("""
+    import datetime, os, sys
+    import torch, torch.distributed as dist
+    import ringprof, ringprof.torch
+    out, rank, skip_at = sys.argv[1], int(os.environ["RANK"]), int(sys.argv[2])
+    ringprof.start(dir=os.path.join(out, "rank%d" % rank), sample_hz=0)
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(out, "rendezvous"),
+                            rank=rank, world_size=3, timeout=datetime.timedelta(seconds=3))
+    sub = dist.new_group([0, 1])
+    t, u = torch.ones(1000), torch.ones(10)
+    try:
+        for i in range(1, 11):
+            dist.all_reduce(t)
+            if rank in (0, 1) and not (rank == 1 and i == skip_at):
+                dist.broadcast(u, 0, group=sub)
+        dist.barrier()
+    finally:
+        with open(os.path.join(out, "notes%d" % rank), "w") as f:
+            f.write(str(ringprof.torch._ext._collective_notes()))
+        ringprof.stop()
+""")
+
+
 def start_job(job, program, world, *args):
     os.makedirs(job)
     return [subprocess.Popen([sys.executable, "-c", program, job, *map(str, args)],
@@ -294,6 +321,64 @@ class CollectiveSequenceTest(unittest.TestCase):
         self.assertEqual(calls, {0: "all_reduce [[1000]]", 1: "broadcast [[1000]]", 2: "all_reduce [[1000]]"})
         r = subprocess.run([support.CLI, "findings", job], capture_output=True, text=True, timeout=120)
         self.assertIn("collective_mismatch", r.stdout, r.stdout + r.stderr)
+
+
+@unittest.skipUnless(dist.is_available() and dist.is_gloo_available(), "this PyTorch has no gloo backend")
+class ProcessGroupTest(unittest.TestCase):
+    """Calls made from Python carry their process group and PyTorch's
+    sequence number in it: `ranks` follows each group on its own members."""
+
+    def groups(self, job):
+        report = json.loads(support.cli("ranks", "--format", "json", job))
+        return {g["group"]: g for g in report["groups"]}
+
+    def test_each_group_is_followed_by_pytorchs_sequence_numbers(self):
+        job = support.fresh_dir(self)
+        run_job(job, GROUPS_RANK, 3, 0)
+        groups = self.groups(job)
+        self.assertEqual(sorted(groups), ["1", "default"])
+        # The world: 10 all_reduce and the barrier on every rank; the
+        # subgroup: 10 broadcasts on its two members only.
+        self.assertEqual([(p["rank"], p["calls"], p["first_seq"], p["last_seq"]) for p in groups["default"]["ranks"]],
+                         [(0, 11, 1, 11), (1, 11, 1, 11), (2, 11, 1, 11)])
+        self.assertEqual([(p["rank"], p["calls"], p["first_seq"], p["last_seq"]) for p in groups["1"]["ranks"]],
+                         [(0, 10, 1, 10), (1, 10, 1, 10)])
+        for g in groups.values():
+            self.assertGreater(g["seq_base"], 0)
+            self.assertIsNone(g["stop"])
+            self.assertEqual(g["mismatches"], [])
+        # Every note was taken by its work's span, and each span has its
+        # group, a sequence number one past the previous and its time queued.
+        for r in range(3):
+            with open(os.path.join(job, "notes%d" % r)) as f:
+                self.assertEqual(f.read(), "0")
+            spans = sorted((s for s in __import__("ringprof").open(os.path.join(job, "rank%d" % r)).spans
+                            if s.name.startswith("gloo:")), key=lambda s: s.start_ns)
+            by_group = {}
+            for s in spans:
+                by_group.setdefault(s.args["collective"], []).append(int(s.args["seq"]))
+                self.assertGreaterEqual(int(s.args["queued_ns"]), 0)
+            self.assertEqual(sorted(by_group), ["1", "default"] if r < 2 else ["default"])
+            for seqs in by_group.values():
+                self.assertEqual(sorted(seqs), list(range(min(seqs), min(seqs) + len(seqs))))
+            self.assertEqual(len(by_group["default"]), 11)
+        text = support.cli("ranks", job)
+        self.assertIn("group 1 (#1 = PyTorch's seq %d): every rank entered #1 to #10" % groups["1"]["seq_base"], text)
+
+    def test_a_rank_that_skips_a_subgroup_call_is_named_in_that_group(self):
+        # Rank 1 leaves out its 7th broadcast: rank 0 waits in it (the
+        # subgroup's #7); ranks 1 and 2 go on to the world's 8th all_reduce,
+        # which rank 0 never reaches. gloo gives up after 3 s on every rank.
+        job = support.fresh_dir(self)
+        for p in start_job(job, GROUPS_RANK, 3, 7):
+            p.communicate(timeout=120)
+            self.assertNotEqual(p.returncode, 0)
+        groups = self.groups(job)
+        sub, world = groups["1"]["stop"], groups["default"]["stop"]
+        self.assertEqual((sub["seq"], sub["op"], sub["entered"], sub["missing"]), (7, "broadcast", [0], [1]))
+        self.assertEqual((world["seq"], world["op"], world["entered"], world["missing"]), (8, "all_reduce", [1, 2], [0]))
+        text = support.cli("ranks", job)
+        self.assertIn("collective #7 (gloo:broadcast [[10]]) was entered by rank 0 and never reached by rank 1", text)
 
 
 if __name__ == "__main__":

@@ -772,5 +772,52 @@ TEST(RankReport, ParallelReadSeesWhatReadSees) {
   }
 }
 
+// follow_groups on hand-made calls: with PyTorch's sequence numbers, calls
+// are ordered and matched by them (two of rank 1's entered the other way
+// round, as gloo's two workers may begin them), and the one rank 0 never
+// made is the stop; one call without a number numbers the group by entry
+// order again.
+TEST(GroupSequences, NumberedByPyTorchsSequenceNumbersWhenEveryCallHasOne) {
+  auto call = [](const char* op, uint64_t seq, uint64_t begin_ms, bool completed = true) {
+    GroupCall c;
+    c.group = "1";
+    c.op = op;
+    c.name = std::string("gloo:") + op;
+    c.shapes = "[[10]]";
+    c.begin_ns = begin_ms * kMs;
+    c.end_ns = c.begin_ns + kMs;
+    c.completed = completed;
+    c.seq = seq;
+    return c;
+  };
+  RankScan r0, r1;
+  r0.group_calls = {call("all_reduce", 101, 0), call("broadcast", 102, 10), call("all_reduce", 103, 20, false)};
+  // Rank 1 also made 104; its files began at 102 (the first rolled away).
+  r1.group_calls = {call("all_reduce", 103, 21), call("broadcast", 102, 20), call("broadcast", 104, 30)};
+  std::vector<RankRow> rows(2);
+  rows[0].rank = 0;
+  rows[1].rank = 1;
+  std::vector<GroupSequence> g = follow_groups({&r0, &r1}, rows);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].seq_base, 101u);
+  EXPECT_EQ(g[0].ranks[0].first_seq, 1u);
+  EXPECT_EQ(g[0].ranks[0].last_seq, 3u);
+  EXPECT_EQ(g[0].ranks[1].first_seq, 2u);
+  EXPECT_EQ(g[0].ranks[1].last_seq, 4u);
+  EXPECT_EQ(g[0].ranks[1].last_op, "broadcast");
+  EXPECT_TRUE(g[0].mismatches.empty());  // entry order would pair broadcast with all_reduce at #2 and #3
+  ASSERT_TRUE(g[0].stop.has_value());
+  EXPECT_EQ(g[0].stop->seq, 4u);
+  EXPECT_EQ(g[0].stop->entered, std::vector<size_t>{1});
+  EXPECT_EQ(g[0].stop->missing, std::vector<size_t>{0});
+  EXPECT_EQ(g[0].stop->op, "broadcast");
+
+  r1.group_calls[2].seq = 0;  // a call made from C++: no number
+  g = follow_groups({&r0, &r1}, rows);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].seq_base, 0u);
+  EXPECT_FALSE(g[0].mismatches.empty());  // in the order recorded, an all_reduce lines up with a broadcast
+}
+
 }  // namespace
 }  // namespace ringprof

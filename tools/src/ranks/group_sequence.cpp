@@ -76,22 +76,49 @@ std::vector<GroupSequence> follow_groups(const std::vector<RankScan*>& scans, co
     for (size_t r = 0; r < per_row.size(); ++r)
       if (!per_row[r].empty()) members.push_back(r);
     if (members.size() < 2) continue;
-    // The reference: the row whose files' first call began earliest.
-    size_t ref = members[0];
+    // Each call's number. When every call carries PyTorch's sequence
+    // number in the group, that orders and lines them up (from 1 at the
+    // lowest the files hold); otherwise the order each rank entered them,
+    // lined up by the calls' ends.
+    bool all_seq = true;
     for (size_t r : members)
-      if (per_row[r].front()->begin_ns < per_row[ref].front()->begin_ns) ref = r;
-    std::vector<int64_t> offset(per_row.size(), 0);
-    for (size_t r : members)
-      if (r != ref) offset[r] = offset_against(per_row[ref], per_row[r]);
-    // Numbers from 1 at the earliest call of any row.
-    int64_t lowest = 0;
-    for (size_t r : members) lowest = std::min(lowest, offset[r]);
-    auto seq_of = [&](size_t r, size_t i) {
-      return static_cast<uint64_t>(static_cast<int64_t>(i) + offset[r] - lowest + 1);
+      for (const GroupCall* c : per_row[r]) all_seq = all_seq && c->seq != 0;
+    std::vector<std::vector<uint64_t>> number(per_row.size());
+    uint64_t seq_base = 0;
+    if (all_seq) {
+      uint64_t lowest = UINT64_MAX;
+      for (size_t r : members) {
+        std::stable_sort(per_row[r].begin(), per_row[r].end(),
+                         [](const GroupCall* a, const GroupCall* b) { return a->seq < b->seq; });
+        lowest = std::min(lowest, per_row[r].front()->seq);
+      }
+      for (size_t r : members)
+        for (const GroupCall* c : per_row[r]) number[r].push_back(c->seq - lowest + 1);
+      seq_base = lowest;
+    } else {
+      // The reference: the row whose files' first call began earliest.
+      size_t ref = members[0];
+      for (size_t r : members)
+        if (per_row[r].front()->begin_ns < per_row[ref].front()->begin_ns) ref = r;
+      std::vector<int64_t> offset(per_row.size(), 0);
+      for (size_t r : members)
+        if (r != ref) offset[r] = offset_against(per_row[ref], per_row[r]);
+      // Numbers from 1 at the earliest call of any row.
+      int64_t lowest = 0;
+      for (size_t r : members) lowest = std::min(lowest, offset[r]);
+      for (size_t r : members)
+        for (size_t i = 0; i < per_row[r].size(); ++i)
+          number[r].push_back(static_cast<uint64_t>(static_cast<int64_t>(i) + offset[r] - lowest + 1));
+    }
+    auto seq_of = [&](size_t r, size_t i) { return number[r][i]; };
+    auto call_numbered = [&](size_t r, uint64_t n) -> const GroupCall* {
+      auto it = std::lower_bound(number[r].begin(), number[r].end(), n);
+      return it != number[r].end() && *it == n ? per_row[r][static_cast<size_t>(it - number[r].begin())] : nullptr;
     };
 
     GroupSequence g;
     g.group = group;
+    g.seq_base = seq_base;
     for (size_t r : members) {
       const std::vector<const GroupCall*>& calls = per_row[r];
       const GroupCall& last = *calls.back();
@@ -124,15 +151,13 @@ std::vector<GroupSequence> follow_groups(const std::vector<RankScan*>& scans, co
           continue;
         }
         stop.entered.push_back(p.row);
-        const std::vector<const GroupCall*>& calls = per_row[p.row];
-        const size_t i = static_cast<size_t>(static_cast<int64_t>(stop.seq) + lowest - 1 - offset[p.row]);
-        if (i < calls.size()) {
+        if (const GroupCall* c = call_numbered(p.row, stop.seq)) {
           if (stop.op.empty()) {
-            stop.op = calls[i]->op;
-            stop.name = calls[i]->name;
-            stop.shapes = calls[i]->shapes;
+            stop.op = c->op;
+            stop.name = c->name;
+            stop.shapes = c->shapes;
           }
-          stop.completed_somewhere = stop.completed_somewhere || calls[i]->completed;
+          stop.completed_somewhere = stop.completed_somewhere || c->completed;
         }
       }
       g.stop = std::move(stop);

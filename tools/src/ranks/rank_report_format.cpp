@@ -25,9 +25,12 @@ std::string rank_name(int64_t rank, uint32_t pid) {
 // operations, when they did not.
 std::string groups_text(const RanksReport& r) {
   if (r.groups.empty()) return "";
-  std::string out = "\nCollectives by process group (numbered in the order each rank entered them):\n";
+  std::string out =
+      "\nCollectives by process group (numbered by PyTorch's sequence numbers where every call has one, otherwise in "
+      "the order each rank entered them):\n";
   for (const GroupSequence& g : r.groups) {
-    const std::string label = "  group " + g.group + ": ";
+    const std::string label =
+        "  group " + g.group + (g.seq_base ? " (#1 = PyTorch's seq " + std::to_string(g.seq_base) + ")" : "") + ": ";
     if (!g.stop && g.mismatches.empty()) {
       out += label + "every rank entered #" + std::to_string(g.ranks.front().first_seq) + " to #" +
              std::to_string(g.ranks.front().last_seq) + ", the same operations\n";
@@ -271,6 +274,7 @@ std::string json(const RanksReport& r, bool per_step) {
   for (const GroupSequence& g : r.groups) {
     j.open('{');
     j.field("group", std::string(g.group));
+    j.field("seq_base", uint64_t{g.seq_base});
     j.key("ranks");
     j.open('[');
     for (const GroupRankProgress& p : g.ranks) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <deque>
 #include <thread>
 #include <utility>
@@ -216,7 +217,12 @@ struct RankScanner::Impl {
   void on_async(const ClosedZone& z) {
     const LocClass& c = loc(z.loc);
     if (c.zone_key < 0) return;
-    push_group_call("default", c, z);
+    // ringprof.torch names the group of a call made from Python; the
+    // others (DDP's, from C++) count in the world's.
+    std::string group = "default";
+    for (const ZoneArgIds& a : z.args)
+      if (loc(a.key).is_arg_key) group = zone_arg_value(*process, a.value);
+    push_group_call(group.empty() ? "default" : group, c, z);
     if (z.unterminated) return;  // never completed: no meeting point
     ++owner.scan_.calls_seen;
     push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns});
@@ -228,8 +234,15 @@ struct RankScanner::Impl {
     g.op = zone_collective(c.name);
     if (g.op.empty()) g.op = c.name;  // a marked zone of the program's own name
     g.name = c.name;
-    for (const ZoneArgIds& a : z.args)
-      if (loc(a.key).name == "Input Dims") g.shapes = zone_arg_value(*process, a.value);
+    for (const ZoneArgIds& a : z.args) {
+      const std::string& key = loc(a.key).name;
+      if (key == "Input Dims") {
+        g.shapes = zone_arg_value(*process, a.value);
+      } else if (key == "seq") {
+        const std::string v = zone_arg_value(*process, a.value);
+        std::from_chars(v.data(), v.data() + v.size(), g.seq);
+      }
+    }
     g.begin_ns = z.begin_ns;
     g.end_ns = z.end_ns;
     g.completed = !z.unterminated;

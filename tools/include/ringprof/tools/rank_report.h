@@ -115,6 +115,10 @@ struct GroupMismatch {
 
 struct GroupSequence {
   std::string group;
+  // Calls numbered by PyTorch's sequence number in the group (every call
+  // carried one): #1 is PyTorch's seq_base. 0: numbered in the order each
+  // rank entered them, lined up by their ends.
+  uint64_t seq_base = 0;
   std::vector<GroupRankProgress> ranks;  // by row
   std::optional<GroupStop> stop;
   std::vector<GroupMismatch> mismatches;  // the first kMaxMismatches

@@ -65,13 +65,15 @@ struct CollectiveCall {
 // an async span such as "gloo:all_reduce", or a zone marked with
 // mark_collective), for following the ranks through each group's sequence.
 struct GroupCall {
-  std::string group;   // a marked zone's group; "default" for PyTorch's work (its group is not recorded)
+  std::string group;   // a marked zone's group; PyTorch's work: its group's name, "default" for the world's
+                       // and for calls made from C++ (ringprof.torch names the group of calls made from Python)
   std::string op;      // canonical: "all_reduce", "broadcast", …
   std::string name;    // as recorded: "gloo:all_reduce"
   std::string shapes;  // the work's "Input Dims" argument; "" when none was recorded
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;     // for one not completed: where the files end
   bool completed = false;  // its end is in the files
+  uint64_t seq = 0;        // PyTorch's sequence number in the group ("seq" argument); 0 when not recorded
 };
 
 struct StepStats {
