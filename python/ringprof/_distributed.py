@@ -8,8 +8,9 @@ each call made from Python notes its group's name, PyTorch's sequence number
 for it and its tensors before PyTorch enqueues it, and the work's async span
 gets them as arguments ("collective", "seq", "queued_ns";
 python/src/torch_collectives.h). Calls made from C++ (DDP's bucket
-all-reduces) pass no wrapper: their spans carry no group and count in the
-world's.
+all-reduces) pass no wrapper: their spans carry the group the latest
+DistributedDataParallel was built with (none for the world's) and no
+sequence number.
 
 RINGPROF_TORCH_DISTRIBUTED=0 leaves torch.distributed unwrapped.
 """
@@ -93,6 +94,25 @@ def _wrap(fn, name, c10d, ext, torch, recording):
     return wrapper
 
 
+def _wrap_ddp(ddp_class, c10d, ext):
+    init = ddp_class.__init__
+    sig = inspect.signature(init)
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        # Set before DDP's start-up broadcasts, which come from C++ too.
+        try:
+            group = sig.bind_partial(self, *args, **kwargs).arguments.get("process_group")
+            name = _group_name(c10d, group if group is not None else c10d._get_default_group())
+            ext._set_untold_group("" if name == "default" else name)
+        except Exception:  # noqa: BLE001 (never the application's trouble)
+            pass
+        init(self, *args, **kwargs)
+
+    wrapper._ringprof_wrapped = init
+    ddp_class.__init__ = wrapper
+
+
 def install(torch, ext, recording):
     """Wraps torch.distributed's collectives (once); False when there is none to wrap."""
     try:
@@ -112,4 +132,10 @@ def install(torch, ext, recording):
         if getattr(dist, name, None) is fn:
             setattr(dist, name, w)
         done = True
+    try:
+        from torch.nn.parallel import DistributedDataParallel
+        if not hasattr(DistributedDataParallel.__init__, "_ringprof_wrapped"):
+            _wrap_ddp(DistributedDataParallel, c10d, ext)
+    except ImportError:
+        pass
     return done

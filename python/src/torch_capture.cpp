@@ -260,6 +260,8 @@ std::unique_ptr<at::ObserverContext> on_async_start(const at::RecordFunction& fn
     zone_arg(kCollectiveArgKey, note->group);
     if (note->seq >= 0) zone_arg(kSeqArg, note->seq);
     zone_arg(kQueuedArg, note->queued_ns);
+  } else if (std::string group = untold_group(); !group.empty()) {
+    zone_arg(kCollectiveArgKey, group);
   }
   return std::make_unique<AsyncSpan>(id);
 }

@@ -22,6 +22,7 @@ struct Pending {
 
 std::mutex g_mu;
 std::deque<Pending> g_notes;  // oldest first, under g_mu
+std::string g_untold;         // under g_mu
 
 }  // namespace
 
@@ -46,6 +47,16 @@ std::optional<CollectiveNote> take_collective(uintptr_t first_tensor) {
     return n;
   }
   return std::nullopt;
+}
+
+void set_untold_group(std::string group) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_untold = std::move(group);
+}
+
+std::string untold_group() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_untold;
 }
 
 size_t collective_notes() {

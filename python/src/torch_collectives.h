@@ -35,6 +35,12 @@ void note_collective(std::string group, int64_t seq, std::vector<uintptr_t> tens
 // removed; nothing when there is none.
 std::optional<CollectiveNote> take_collective(uintptr_t first_tensor);
 
+// The group of work made from C++ without a note: DDP's bucket all-reduces
+// and its start-up broadcasts, in the group the latest DistributedDataParallel
+// was built with ("": none named, the tools count them in the world's).
+void set_untold_group(std::string group);
+std::string untold_group();
+
 // How many notes are kept now (tests).
 size_t collective_notes();
 

@@ -118,6 +118,25 @@ GROUPS_RANK = textwrap.dedent("""
 """)
 
 
+# DDP over a subgroup: ranks 0 and 1 train a DDP model built on
+# new_group([0, 1]) for STEPS steps; rank 2 only joins the world's barrier.
+DDP_SUBGROUP_RANK = textwrap.dedent("""
+    import os, sys
+    import torch, torch.distributed as dist
+    import ringprof, ringprof.torch
+    out, rank, steps = sys.argv[1], int(os.environ["RANK"]), int(sys.argv[2])
+    ringprof.start(dir=os.path.join(out, "rank%d" % rank), sample_hz=0)
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(out, "rendezvous"), rank=rank, world_size=3)
+    sub = dist.new_group([0, 1])
+    if rank < 2:
+        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 4), process_group=sub)
+        for s in range(steps):
+            model(torch.randn(8, 16)).sum().backward()
+    dist.barrier()
+    ringprof.stop()
+""")
+
+
 def start_job(job, program, world, *args):
     os.makedirs(job)
     return [subprocess.Popen([sys.executable, "-c", program, job, *map(str, args)],
@@ -364,6 +383,24 @@ class ProcessGroupTest(unittest.TestCase):
             self.assertEqual(len(by_group["default"]), 11)
         text = support.cli("ranks", job)
         self.assertIn("group 1 (#1 = PyTorch's seq %d): every rank entered #1 to #10" % groups["1"]["seq_base"], text)
+
+    def test_ddp_over_a_subgroup_counts_in_that_group(self):
+        # DDP's calls come from C++ (no seq): they count in the group DDP was
+        # built with, numbered by entry order; the world holds the barrier.
+        job = support.fresh_dir(self)
+        run_job(job, DDP_SUBGROUP_RANK, 3, 5)
+        groups = self.groups(job)
+        self.assertEqual(sorted(groups), ["1", "default"])
+        self.assertEqual([p["rank"] for p in groups["1"]["ranks"]], [0, 1])
+        self.assertEqual(groups["1"]["seq_base"], 0)
+        self.assertIsNone(groups["1"]["stop"])
+        self.assertEqual(groups["1"]["mismatches"], [])
+        self.assertEqual([(p["rank"], p["calls"]) for p in groups["default"]["ranks"]], [(0, 1), (1, 1), (2, 1)])
+        spans = [s for s in __import__("ringprof").open(os.path.join(job, "rank0")).spans
+                 if s.name == "gloo:all_reduce"]
+        self.assertEqual(len(spans), 5)  # one bucket, five steps
+        self.assertEqual({s.args["collective"] for s in spans}, {"1"})
+        self.assertFalse([s for s in spans if "seq" in s.args])
 
     def test_a_rank_that_skips_a_subgroup_call_is_named_in_that_group(self):
         # Rank 1 leaves out its 7th broadcast: rank 0 waits in it (the
