@@ -416,6 +416,11 @@ class ProcessGroupTest(unittest.TestCase):
         self.assertEqual((world["seq"], world["op"], world["entered"], world["missing"]), (8, "all_reduce", [1, 2], [0]))
         text = support.cli("ranks", job)
         self.assertIn("collective #7 (gloo:broadcast [[10]]) was entered by rank 0 and never reached by rank 1", text)
+        # findings gives PyTorch's own number for it: the group's 7th call.
+        findings = json.loads(support.cli("findings", "--format", "json", job))
+        stop = [f for f in findings if f["rule"] == "collective_stop" and f["figures"]["group"] == "1"]
+        self.assertEqual(len(stop), 1, findings)
+        self.assertEqual(int(stop[0]["figures"]["pytorch_seq"]), groups["1"]["seq_base"] + 6)
 
 
 if __name__ == "__main__":

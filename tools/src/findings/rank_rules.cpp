@@ -103,6 +103,8 @@ std::vector<Finding> rule_collective_stop(const RanksReport* ranks) {
                  {"name", s.name},
                  {"entered", rank_numbers(*ranks, s.entered)},
                  {"missing", rank_numbers(*ranks, s.missing)}};
+    // PyTorch's own number for it, as its flight recorder and logs give it.
+    if (g.seq_base) f.figures.emplace_back("pytorch_seq", std::to_string(g.seq_base + s.seq - 1));
     out.push_back(std::move(f));
   }
   return out;
