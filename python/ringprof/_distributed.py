@@ -75,10 +75,13 @@ def _note(c10d, ext, torch, name, sig, args, kwargs):
 
 def _wrap(fn, name, c10d, ext, torch, recording):
     sig = inspect.signature(fn)
+    # Under torch.compile (2.x) the wrapper is traced: the first test makes
+    # it the bare call there, with nothing to break the graph.
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if getattr(_inside, "depth", 0) or not recording():
+        if compiling() or getattr(_inside, "depth", 0) or not recording():
             return fn(*args, **kwargs)
         try:
             _note(c10d, ext, torch, name, sig, args, kwargs)
