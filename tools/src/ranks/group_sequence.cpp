@@ -111,9 +111,10 @@ std::vector<GroupSequence> follow_groups(const std::vector<RankScan*>& scans, co
           number[r].push_back(static_cast<uint64_t>(static_cast<int64_t>(i) + offset[r] - lowest + 1));
     }
     auto seq_of = [&](size_t r, size_t i) { return number[r][i]; };
+    const auto& calls_of = per_row;  // (clang 14 lambdas cannot capture a structured binding)
     auto call_numbered = [&](size_t r, uint64_t n) -> const GroupCall* {
       auto it = std::lower_bound(number[r].begin(), number[r].end(), n);
-      return it != number[r].end() && *it == n ? per_row[r][static_cast<size_t>(it - number[r].begin())] : nullptr;
+      return it != number[r].end() && *it == n ? calls_of[r][static_cast<size_t>(it - number[r].begin())] : nullptr;
     };
 
     GroupSequence g;
