@@ -1,8 +1,9 @@
 #!/bin/sh
-# Records one benchmark run of the base and of the head build, compares them
-# with `ringprof diff`, and measures what ringprof costs the head build with
+# Records RUNS runs of the base build's benchmark and of the head build's,
+# interleaved, compares them with `ringprof ab` (the run-to-run noise
+# measured), and measures what ringprof costs the head build with
 # `ringprof overhead`. Writes into OUT_DIR:
-#   base/, head/    the two recordings (keep them as CI artifacts)
+#   base/run-NN, head/run-NN   the recordings (keep them as CI artifacts)
 #   diff.md         the comparison as a Markdown table (post it on the pull request)
 #   diff.json       the same as JSON
 #   overhead.json   each level's slowdown against ringprof off
@@ -12,7 +13,8 @@
 #
 #   examples/ci/perf-check.sh OUT_DIR "BASE COMMAND" "HEAD COMMAND"
 # e.g. examples/ci/perf-check.sh perf "base/build/bench --quick" "head/build/bench --quick"
-# RINGPROF (default: ringprof on PATH), RUNS (overhead runs per level, default 5).
+# RINGPROF (default: ringprof on PATH), RUNS (runs per side, and overhead
+# runs per level, default 5).
 set -u
 if [ $# -ne 3 ]; then
   echo "usage: $0 OUT_DIR \"BASE COMMAND\" \"HEAD COMMAND\"" >&2
@@ -20,14 +22,13 @@ if [ $# -ne 3 ]; then
 fi
 OUT="$1"; BASE_CMD="$2"; HEAD_CMD="$3"
 RINGPROF="${RINGPROF:-ringprof}"
-rm -rf "$OUT/base" "$OUT/head"
 mkdir -p "$OUT"
 # The benchmark records itself (linked against ringprof, or preloaded with
-# RINGPROF_AUTOSTART=1); the detailed level records every zone.
-RINGPROF_DIR="$OUT/base" RINGPROF_MODE=detailed sh -c "$BASE_CMD" || exit $?
-RINGPROF_DIR="$OUT/head" RINGPROF_MODE=detailed sh -c "$HEAD_CMD" || exit $?
-"$RINGPROF" diff "$OUT/base" "$OUT/head" --format json >"$OUT/diff.json"
-"$RINGPROF" diff "$OUT/base" "$OUT/head" --format markdown --fail-above "${FAIL_ABOVE:-5%}" >"$OUT/diff.md"
+# RINGPROF_AUTOSTART=1); ab sets RINGPROF_DIR per run and the detailed level,
+# which records every zone, and alternates base and head runs.
+"$RINGPROF" ab "$OUT" --runs "${RUNS:-5}" --base "$BASE_CMD" --head "$HEAD_CMD" --format json >"$OUT/diff.json" ||
+  exit $?
+"$RINGPROF" diff --runs "$OUT/base" "$OUT/head" --format markdown --fail-above "${FAIL_ABOVE:-5%}" >"$OUT/diff.md"
 diff_status=$?
 # shellcheck disable=SC2086  # the head command's words are the command line
 "$RINGPROF" overhead --runs "${RUNS:-5}" --format json --max-slowdown "${MAX_SLOWDOWN:-10%}" -- $HEAD_CMD \

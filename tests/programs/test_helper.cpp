@@ -165,6 +165,38 @@ int schedule(uint64_t steps) {
   return 0;
 }
 
+// A benchmark for diff's verdicts: ROUNDS rounds of a zone "steady" doing
+// STEADY units of work and a zone "changed" doing CHANGED units (a unit:
+// 1000 steps of a xorshift generator, about 1.9 µs here), so that a head
+// built with more work in "changed" is a known regression.
+uint64_t g_work_sink = 0;
+
+void work_units(uint64_t units) {
+  uint64_t x = 88172645463325252ull + g_work_sink;
+  for (uint64_t i = 0; i < units * 1000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
+  g_work_sink += x;
+}
+
+int work(uint64_t steady, uint64_t changed, uint64_t rounds) {
+  ringprof::start();
+  for (uint64_t i = 0; i < rounds; ++i) {
+    {
+      RINGPROF_ZONE("steady");
+      work_units(steady);
+    }
+    {
+      RINGPROF_ZONE("changed");
+      work_units(changed);
+    }
+  }
+  ringprof::stop();
+  return g_work_sink == 42 ? 1 : 0;  // (uses the sink: the work is not optimized away)
+}
+
 int fork_test() {
   ringprof::start();
   RINGPROF_INSTANT("parent-before");
@@ -191,6 +223,9 @@ int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "serve") == 0) return serve(std::atoi(argv[2]));
   if (argc >= 3 && std::strcmp(argv[1], "schedule") == 0) return schedule(std::strtoull(argv[2], nullptr, 10));
   if (argc >= 2 && std::strcmp(argv[1], "fork") == 0) return fork_test();
+  if (argc >= 5 && std::strcmp(argv[1], "work") == 0)
+    return work(std::strtoull(argv[2], nullptr, 10), std::strtoull(argv[3], nullptr, 10),
+                std::strtoull(argv[4], nullptr, 10));
   std::fprintf(stderr, "usage: ringprof_test_helper record THREADS EVENTS return|exit|stop | stream\n");
   return 64;
 }

@@ -1,6 +1,6 @@
 // The CI example (examples/ci/perf-check.sh, which the workflow in
-// examples/ci/github-workflow.yml runs) on the test helper: it records base
-// and head, writes the Markdown and JSON comparisons and the overhead, and
+// examples/ci/github-workflow.yml runs) on the test helper: it records five
+// runs of base and of head (ringprof ab), writes the Markdown and JSON comparisons and the overhead, and
 // exits 0 when nothing crossed its limits. This tests the script, not the
 // verdicts (perf_diff_test does): the helper's zones take well under a
 // microsecond, and two runs of them differ by 10% or more under TSan, so the
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -40,10 +41,14 @@ TEST(CiExample, PerfCheckRecordsComparesAndMeasures) {
   const nlohmann::json diff = nlohmann::json::parse(read(out + "/diff.json"), nullptr, false);
   ASSERT_FALSE(diff.is_discarded());
   ASSERT_EQ(diff["zones"].size(), 2u);
+  EXPECT_EQ(diff["base_runs"], 5);
+  EXPECT_EQ(diff["noise_measured"], true);
   for (const auto& z : diff["zones"]) {
-    EXPECT_EQ(z["base"]["calls"], 300);  // one of each zone per step, 300 steps
-    EXPECT_EQ(z["head"]["calls"], 300);
+    EXPECT_EQ(z["base"]["calls"], 5 * 300);  // one of each zone per step, 300 steps, 5 runs
+    EXPECT_EQ(z["head"]["calls"], 5 * 300);
   }
+  for (const char* side : {"/base/run-05", "/head/run-05"})
+    EXPECT_TRUE(std::filesystem::is_directory(out + side)) << side;
   const nlohmann::json overhead = nlohmann::json::parse(read(out + "/overhead.json"), nullptr, false);
   ASSERT_FALSE(overhead.is_discarded());
   ASSERT_EQ(overhead["levels"].size(), 3u);

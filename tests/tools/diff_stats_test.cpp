@@ -156,5 +156,44 @@ TEST(DiffStats, VerdictNames) {
   EXPECT_STREQ(verdict_name(Verdict::Removed), "removed");
 }
 
+// Student's t quantiles against the tables (two-sided 95%: 12.706 for 1
+// degree of freedom, 2.776 for 4, 2.228 for 10; 99%: 4.604 for 4) and the
+// normal limit.
+TEST(DiffStats, StudentsTQuantilesMatchTheTables) {
+  EXPECT_NEAR(t_quantile(1, 0.05), 12.706, 0.001);
+  EXPECT_NEAR(t_quantile(4, 0.05), 2.776, 0.001);
+  EXPECT_NEAR(t_quantile(10, 0.05), 2.228, 0.001);
+  EXPECT_NEAR(t_quantile(4, 0.01), 4.604, 0.001);
+  EXPECT_NEAR(t_quantile(1e6, 0.05), simultaneous_z(1), 0.001);
+  EXPECT_NEAR(t_quantile(7.5, 0.05), (t_quantile(7, 0.05) + t_quantile(8, 0.05)) / 2, 0.01);  // between
+}
+
+// Three runs a side, log medians spread by ±0.02 around 0 and 0.1: the
+// change is e^0.1 - 1 = +10.52%; each side's variance 0.0004, so the
+// standard error is sqrt(2 × 0.0004 / 3) = 0.01633 with Welch's 4 degrees
+// of freedom, t = 2.7764, half-width 0.04534: [e^0.05466 - 1, e^0.14534 - 1].
+TEST(DiffStats, RunsChangeIsWelchsIntervalOnTheRunsLogs) {
+  const Change c = runs_change({0.0, 0.02, -0.02}, {0.1, 0.12, 0.08}, 1);
+  ASSERT_TRUE(c.known);
+  EXPECT_NEAR(c.change_pct, 10.517, 0.001);
+  EXPECT_NEAR(c.ci_low_pct, 5.618, 0.01);
+  EXPECT_NEAR(c.ci_high_pct, 15.644, 0.01);
+  EXPECT_EQ(verdict_of(c, 5), Verdict::Regressed);
+  // Two comparisons: each a 97.5% interval, wider.
+  const Change two = runs_change({0.0, 0.02, -0.02}, {0.1, 0.12, 0.08}, 2);
+  EXPECT_LT(two.ci_low_pct, c.ci_low_pct);
+  EXPECT_GT(two.ci_high_pct, c.ci_high_pct);
+  // Runs with the very same figure: the resolution floor alone, ±0.5%.
+  const Change flat = runs_change({0.0, 0.0, 0.0}, {0.1, 0.1, 0.1}, 1, 0.5);
+  ASSERT_TRUE(flat.known);
+  EXPECT_NEAR(flat.ci_low_pct, (std::exp(0.1) / 1.005 - 1) * 100, 1e-9);
+  EXPECT_NEAR(flat.ci_high_pct, (std::exp(0.1) * 1.005 - 1) * 100, 1e-9);
+  // One run on a side: the estimate, no interval.
+  const Change one = runs_change({0.0}, {0.1, 0.12, 0.08}, 1);
+  EXPECT_FALSE(one.known);
+  EXPECT_NEAR(one.change_pct, 10.517, 0.001);
+  EXPECT_EQ(verdict_of(one, 5), Verdict::Unchanged);
+}
+
 }  // namespace
 }  // namespace ringprof

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -23,6 +25,7 @@ struct Recipe {
   bool old_kernel = true;      // "old_kernel" launched (else "new_kernel")
   const char* zone_a = "matmul";
   const char* zone_b = "load";
+  double machine = 1.0;  // scales both zones: the machine's speed during the run
 };
 
 constexpr int kSteps = 100;
@@ -46,10 +49,10 @@ std::string record(const test::TempDir& dir, const std::string& name, const Reci
     b.step(th, t, static_cast<uint64_t>(s));
     if (s == kSteps) break;  // the last step() only closes the 100th step
     for (int i = 0; i < kCallsPerStep; ++i) {
-      const auto da = static_cast<uint64_t>(slow(rng) * r.matmul_factor);
+      const auto da = static_cast<uint64_t>(slow(rng) * r.matmul_factor * r.machine);
       b.begin(th, t += 1000, a);
       b.end(th, t += da);
-      const auto dl = static_cast<uint64_t>(fast(rng));
+      const auto dl = static_cast<uint64_t>(fast(rng) * r.machine);
       b.begin(th, t += 1000, l);
       b.end(th, t += dl);
     }
@@ -176,6 +179,106 @@ TEST(PerfDiff, JsonHasTheDocumentedShapeAndMarkdownATable) {
 }
 
 test::CommandResult cli(const std::string& args) { return test::run_command(std::string(RINGPROF_CLI) + " " + args); }
+
+// Runs of one program on a machine whose speed changes from run to run
+// (each run's zones all scaled by its factor, within ±10%). One pair, base
+// at 1.00 and head at 1.10, flags both zones, as a pair on a busy machine
+// does; five runs a side, interleaved, measure the spread and flag
+// nothing, and the whole-process row says where the shift was. A real +20%
+// in matmul across the same machine factors is found, with an interval
+// that covers it, and load stays unchanged.
+std::vector<std::string> runs(const test::TempDir& dir, const std::string& side, const std::vector<double>& machine,
+                              double matmul, uint64_t seed) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < machine.size(); ++i) {
+    Recipe r{matmul, seed + i};
+    r.machine = machine[i];
+    out.push_back(record(dir, side + std::to_string(i) + ".rpf", r));
+  }
+  return out;
+}
+
+DiffResult diff_runs(const std::vector<std::string>& base, const std::vector<std::string>& head) {
+  std::vector<std::unique_ptr<TraceReader>> readers;
+  std::vector<TraceReader*> b, h;
+  for (const auto* side : {&base, &head})
+    for (const std::string& path : *side) {
+      readers.push_back(std::make_unique<TraceReader>(std::vector<std::string>{path}));
+      (side == &base ? b : h).push_back(readers.back().get());
+    }
+  DiffOptions o;
+  o.ignore = {"gemm_kernel", "old_kernel"};
+  return compute_diff_runs(b, h, o);
+}
+
+TEST(PerfDiff, RunsMeasureTheMachinesSpreadThatOnePairCannot) {
+  test::TempDir dir;
+  const std::vector<double> base_machine = {1.00, 0.95, 1.08, 0.97, 1.03};
+  const std::vector<double> head_machine = {1.10, 0.97, 0.94, 1.05, 0.98};
+  const auto base = runs(dir, "base", base_machine, 1.0, 100);
+  const auto same = runs(dir, "same", head_machine, 1.0, 200);
+
+  const DiffResult pair = diff_runs({base[0]}, {same[0]});
+  EXPECT_FALSE(pair.noise_measured);
+  EXPECT_EQ(find(pair.zones, "matmul")->verdict, Verdict::Regressed);
+  EXPECT_EQ(find(pair.zones, "load")->verdict, Verdict::Regressed);
+  EXPECT_FALSE(pair.process.change.known);  // the estimate alone
+  EXPECT_NEAR(pair.process.change.change_pct, 10, 1.5);
+
+  const DiffResult five = diff_runs(base, same);
+  EXPECT_TRUE(five.noise_measured);
+  EXPECT_EQ(five.base_runs, 5u);
+  EXPECT_EQ(five.noise_pct, 0.5);  // a resolution, no more
+  for (const char* z : {"matmul", "load"}) {
+    EXPECT_EQ(find(five.zones, z)->verdict, Verdict::Unchanged) << z;
+    EXPECT_EQ(find(five.zones, z)->base.durations.calls, 5000u) << z;  // every run's calls in the table
+  }
+  EXPECT_EQ(five.process.name, "(all zones, weighted by time)");
+  EXPECT_TRUE(five.process.change.known);
+  EXPECT_EQ(five.process.verdict, Verdict::Unchanged);
+
+  const auto slower = runs(dir, "slower", head_machine, 1.2, 300);
+  const DiffResult real = diff_runs(base, slower);
+  const DiffRow* matmul = find(real.zones, "matmul");
+  EXPECT_EQ(matmul->verdict, Verdict::Regressed);
+  EXPECT_LE(matmul->change.ci_low_pct, 20);
+  EXPECT_GE(matmul->change.ci_high_pct, 20);
+  ASSERT_TRUE(matmul->per_step_change.known);
+  EXPECT_EQ(find(real.zones, "load")->verdict, Verdict::Unchanged);
+  EXPECT_TRUE(regressed_above(real, 5));
+  EXPECT_FALSE(regressed_above(five, 5));
+}
+
+TEST(PerfDiffCommand, RunsTakesADirectoryOfRunDirectoriesPerSide) {
+  test::TempDir dir;
+  for (const char* side : {"base", "head"})
+    for (int i = 0; i < 3; ++i) {
+      std::filesystem::create_directories(dir.file(std::string(side) + "/run-" + std::to_string(i)));
+      Recipe r{std::string(side) == "head" ? 1.3 : 1.0, static_cast<uint64_t>(i + (side[0] == 'h' ? 50 : 0))};
+      record(dir, std::string(side) + "/run-" + std::to_string(i) + "/r.rpf", r);
+    }
+  const auto out = cli("diff --runs " + dir.file("base") + " " + dir.file("head") + " --fail-above 10%");
+  EXPECT_EQ(out.exit_code, 3) << out.err;
+  EXPECT_NE(out.out.find("runs: base 3, head 3; intervals from the run-to-run spread (0.5% resolution)"),
+            std::string::npos)
+      << out.out;
+  const auto json =
+      nlohmann::json::parse(cli("diff --runs --format json " + dir.file("base") + " " + dir.file("head")).out);
+  EXPECT_EQ(json["base_runs"], 3);
+  EXPECT_EQ(json["noise_measured"], true);
+  EXPECT_EQ(json["zones"][0]["name"], "matmul");
+  EXPECT_EQ(json["zones"][0]["verdict"], "regressed");
+  // One recording a side says the noise was not measured.
+  const auto pair = cli("diff " + dir.file("base/run-0/r.rpf") + " " + dir.file("head/run-0/r.rpf"));
+  EXPECT_NE(pair.out.find("run-to-run noise not measured (one run a side): a 2% noise floor assumed"),
+            std::string::npos)
+      << pair.out;
+  // A side without run directories: one line, usage status.
+  const auto flat = cli("diff --runs " + dir.file("base/run-0") + " " + dir.file("head"));
+  EXPECT_EQ(flat.exit_code, 1);
+  EXPECT_EQ(std::count(flat.err.begin(), flat.err.end(), '\n'), 1) << flat.err;
+  EXPECT_NE(flat.err.find("holds no run directory"), std::string::npos) << flat.err;
+}
 
 TEST(PerfDiffCommand, ExitStatusesACiJobActsOn) {
   test::TempDir dir;

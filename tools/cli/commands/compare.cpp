@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "commands.h"
 #include "options.h"
 #include "reporting.h"
+#include "ringprof/tools/ab_runs.h"
 #include "ringprof/tools/overhead.h"
 #include "ringprof/tools/perf_diff.h"
 
@@ -23,6 +26,7 @@ constexpr int kExitCommandFailed = 5;    // overhead: the command could not run 
 
 struct DiffArgs {
   std::string base, head;
+  bool runs = false;  // BASE and HEAD each hold one directory per run
   DiffOptions options;
   std::string format = "text";
   double fail_above = -1;  // < 0: not asked
@@ -63,18 +67,51 @@ int limit_status(bool crossed, const std::string& what, double pct, const char* 
 
 bool empty(const DiffResult& d) { return d.zones.empty() && d.kernels.empty() && d.functions.empty(); }
 
+// The run directories of one side of `diff --runs`: its subdirectories, by
+// name ("" in `why` when there are some).
+std::vector<std::string> run_directories(const std::string& side, std::string& why) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(side, ec)) {
+    why = side + " is not a directory (--runs takes a directory holding one directory per run)";
+    return out;
+  }
+  for (auto it = fs::directory_iterator(side, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec)) out.push_back(it->path().string());
+  std::sort(out.begin(), out.end());
+  if (out.empty()) why = side + " holds no run directory (--runs takes a directory holding one directory per run)";
+  return out;
+}
+
 int run_diff(DiffArgs& a) {
   if (!a.min_total.empty()) a.options.min_total_ns = *parse_duration_ns(a.min_total);
-  for (const std::string* path : {&a.base, &a.head})
-    if (const int status = place_range({*path}, a.options.range)) return status;
-  Input base({a.base});
-  Input head({a.head});
-  const DiffResult diff = compute_diff(base.reader(), head.reader(), a.options);
-  int status = report_problems(base.reader());
-  status = std::max(status, report_problems(head.reader()));
-  // A side with nothing readable (missing, not a recording): said above.
-  if (status != kExitOk && (base.reader().processes().empty() || head.reader().processes().empty() || empty(diff)))
-    return status;
+  std::vector<std::vector<std::string>> sides;
+  for (const std::string* path : {&a.base, &a.head}) {
+    std::string why;
+    sides.push_back(a.runs ? run_directories(*path, why) : std::vector<std::string>{*path});
+    if (!why.empty()) {
+      print_error(why);
+      return kExitUsage;
+    }
+    for (const std::string& run : sides.back())
+      if (const int status = place_range({run}, a.options.range)) return status;
+  }
+  std::vector<std::unique_ptr<Input>> inputs;
+  std::vector<TraceReader*> readers[2];
+  for (size_t side = 0; side < 2; ++side)
+    for (const std::string& run : sides[side]) {
+      inputs.push_back(std::make_unique<Input>(std::vector<std::string>{run}));
+      readers[side].push_back(&inputs.back()->reader());
+    }
+  const DiffResult diff = compute_diff_runs(readers[0], readers[1], a.options);
+  int status = kExitOk;
+  bool unreadable = false;  // a run with nothing readable (missing, not a recording): said here
+  for (const auto& in : inputs) {
+    status = std::max(status, report_problems(in->reader()));
+    unreadable = unreadable || in->reader().processes().empty();
+  }
+  if (status != kExitOk && (unreadable || empty(diff))) return status;
   if (diff.in_common == 0) {
     print_error("nothing to compare: " + a.base + " and " + a.head +
                 " have no zone, GPU kernel or sampled function in common (with the options given)");
@@ -86,6 +123,28 @@ int run_diff(DiffArgs& a) {
   if (status != kExitOk) return status;
   return limit_status(a.fail_above >= 0 && regressed_above(diff, a.fail_above),
                       "a zone or kernel regressed by more than ", a.fail_above, "--fail-above");
+}
+
+struct AbArgs {
+  AbOptions ab;
+  DiffArgs diff;
+};
+
+void ab_progress(const std::string& line) {
+  if (isatty(2)) std::fprintf(stderr, "\rringprof ab: %s   ", line.c_str());
+}
+
+int run_ab_command(AbArgs& a) {
+  const AbResult r = run_ab(a.ab, &ab_progress);
+  if (isatty(2)) std::fprintf(stderr, "\r%60s\r", "");
+  if (!r.error.empty()) {
+    print_error(r.error);
+    return kExitCommandFailed;
+  }
+  a.diff.base = a.ab.out_dir + "/base";
+  a.diff.head = a.ab.out_dir + "/head";
+  a.diff.runs = true;
+  return run_diff(a.diff);
 }
 
 struct OverheadArgs {
@@ -126,19 +185,8 @@ int run_overhead(OverheadArgs& a) {
                       a.max_slowdown, "--max-slowdown");
 }
 
-}  // namespace
-
-void add_compare_commands(CLI::App& app) {
-  auto args = std::make_shared<DiffArgs>();
-  CLI::App& d = *app.add_subcommand(
-      "diff", "what got slower or faster between two recordings: zones, GPU kernels, sampled functions");
-  d.group("Reports");
-  d.footer(
-      "Per-call medians compared with a 95% interval (distribution-free); a change is regressed or improved only "
-      "when its interval excludes 0 and it is at least --threshold. Exit status: 3 with --fail-above when a zone or "
-      "kernel regressed by more than PCT, 4 when the recordings have nothing in common.");
-  d.add_option("BASE", args->base, "the recording before: a file, a directory or an extract")->required();
-  d.add_option("HEAD", args->head, "the recording after")->required();
+// The comparison's options, shared by diff and ab.
+void add_diff_options(CLI::App& d, const std::shared_ptr<DiffArgs>& args) {
   d.add_option("--format", args->format, "text|markdown|json (default text)")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   d.add_option_function<std::string>(
@@ -163,7 +211,44 @@ void add_compare_commands(CLI::App& app) {
   add_thread_option(d, args->options.thread);
   add_symbol_path_option(d, args->options.symbol_paths);
   add_range_options(d, args->options.range);
+}
+
+}  // namespace
+
+void add_compare_commands(CLI::App& app) {
+  auto args = std::make_shared<DiffArgs>();
+  CLI::App& d = *app.add_subcommand(
+      "diff", "what got slower or faster between two recordings: zones, GPU kernels, sampled functions");
+  d.group("Reports");
+  d.footer(
+      "Per-call medians compared with a 95% interval (distribution-free); a change is regressed or improved only "
+      "when its interval excludes 0 and it is at least --threshold. Exit status: 3 with --fail-above when a zone or "
+      "kernel regressed by more than PCT, 4 when the recordings have nothing in common.");
+  d.add_option("BASE", args->base, "the recording before: a file, a directory or an extract")->required();
+  d.add_option("HEAD", args->head, "the recording after")->required();
+  d.add_flag("--runs", args->runs,
+             "BASE and HEAD each hold one directory per run: intervals from the run-to-run spread");
+  add_diff_options(d, args);
   on_run(d, [args] { return run_diff(*args); });
+
+  auto ab = std::make_shared<AbArgs>();
+  auto ab_diff = std::shared_ptr<DiffArgs>(ab, &ab->diff);
+  CLI::App& b = *app.add_subcommand(
+      "ab", "runs a base and a head command several times each, interleaved, and compares them (diff --runs)");
+  b.group("Reports");
+  b.footer(
+      "Runs alternate base-head, head-base, … (or, with --duet, run two at once on CPUs of their own), each into "
+      "OUT/base/run-NN or OUT/head/run-NN with RINGPROF_DIR set (and RINGPROF_MODE=detailed unless set), then "
+      "compares them as diff --runs does. Exit status: as diff, or 5 when a command failed.");
+  b.add_option("OUT", ab->ab.out_dir, "where the runs' recordings go (its base/ and head/ are replaced)")->required();
+  b.add_option("--base", ab->ab.base_command, "the base command (run by /bin/sh -c)")->required();
+  b.add_option("--head", ab->ab.head_command, "the head command")->required();
+  b.add_option("--runs", ab->ab.runs, "counted runs per side (default 5)")->check(CLI::Range(2u, 1000u));
+  b.add_option("--warmup", ab->ab.warmup, "warm-up runs per side, not kept (default 1)")->check(CLI::Range(0u, 100u));
+  b.add_flag("--duet", ab->ab.duet, "run base and head at once, each pinned to a CPU of its own (swapped each round)");
+  b.add_flag("--show-output", ab->ab.show_output, "show the commands' output (else it goes to /dev/null)");
+  add_diff_options(b, ab_diff);
+  on_run(b, [ab] { return run_ab_command(*ab); });
 
   auto over = std::make_shared<OverheadArgs>();
   CLI::App& o = *app.add_subcommand("overhead", "what profiling costs a program: runs it at each level, interleaved");

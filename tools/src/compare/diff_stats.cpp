@@ -102,6 +102,85 @@ Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits,
   return c;
 }
 
+namespace {
+
+// The regularized incomplete beta I_x(a, b), by its continued fraction
+// (modified Lentz), on the side where it converges fast.
+double incomplete_beta(double x, double a, double b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - incomplete_beta(1 - x, b, a);
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x)) / a;
+  constexpr double kTiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::fabs(d) < kTiny ? kTiny : d);
+  double f = d;
+  for (int m = 1; m <= 300; ++m) {
+    for (int half = 0; half < 2; ++half) {
+      // The continued fraction's terms d_{2m} and d_{2m+1}.
+      const double k = half == 0 ? m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+                                 : -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+      d = 1 + k * d;
+      d = 1 / (std::fabs(d) < kTiny ? kTiny : d);
+      c = 1 + k / c;
+      if (std::fabs(c) < kTiny) c = kTiny;
+      f *= c * d;
+      if (half == 1 && std::fabs(c * d - 1) < 1e-12) return front * f;
+    }
+  }
+  return front * f;
+}
+
+// P(|T| > t) for Student's t with df degrees of freedom.
+double t_two_tailed(double t, double df) { return incomplete_beta(df / (df + t * t), df / 2, 0.5); }
+
+}  // namespace
+
+double t_quantile(double df, double alpha) {
+  // The tail falls steadily as t grows: bisection.
+  double lo = 0, hi = 1;
+  while (t_two_tailed(hi, df) > alpha && hi < 1e6) hi *= 2;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (t_two_tailed(mid, df) > alpha ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+Change runs_change(const std::vector<double>& base_logs, const std::vector<double>& head_logs, uint64_t comparisons,
+                   double floor_pct) {
+  Change c;
+  if (base_logs.empty() || head_logs.empty()) return c;
+  auto mean_var = [](const std::vector<double>& x) {
+    double m = 0;
+    for (double v : x) m += v;
+    m /= static_cast<double>(x.size());
+    double ss = 0;
+    for (double v : x) ss += (v - m) * (v - m);
+    return std::pair{m, x.size() > 1 ? ss / static_cast<double>(x.size() - 1) : 0.0};
+  };
+  const auto [mb, vb] = mean_var(base_logs);
+  const auto [mh, vh] = mean_var(head_logs);
+  const double log_ratio = mh - mb;
+  c.change_pct = (std::exp(log_ratio) - 1) * 100;
+  c.ci_low_pct = c.ci_high_pct = c.change_pct;
+  if (base_logs.size() < 2 || head_logs.size() < 2) return c;
+  const double nb = static_cast<double>(base_logs.size()), nh = static_cast<double>(head_logs.size());
+  const double qb = vb / nb, qh = vh / nh;
+  const double se = std::sqrt(qb + qh);
+  double half = 0;
+  if (se > 0) {
+    const double df = (qb + qh) * (qb + qh) / (qb * qb / (nb - 1) + qh * qh / (nh - 1));
+    half = t_quantile(df, 0.05 / static_cast<double>(std::max<uint64_t>(comparisons, 1))) * se;
+  }
+  half = widened(half, floor_pct);
+  c.ci_low_pct = (std::exp(log_ratio - half) - 1) * 100;
+  c.ci_high_pct = (std::exp(log_ratio + half) - 1) * 100;
+  c.known = true;
+  return c;
+}
+
 const char* verdict_name(Verdict v) {
   switch (v) {
     case Verdict::Regressed: return "regressed";

@@ -3,6 +3,7 @@
 #include "ringprof/tools/perf_diff.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -104,29 +105,53 @@ bool wanted(const std::string& name, const DiffOptions& o) {
   return std::find(o.ignore.begin(), o.ignore.end(), name) == o.ignore.end();
 }
 
-// One side of a row: the summary of its durations, and its time and calls in
-// each whole step (from one step to the next). `per_step` receives the
-// sorted per-step totals.
-DiffSide side_of(Calls* calls, const std::vector<uint64_t>& steps, std::vector<uint64_t>& per_step) {
-  DiffSide s;
-  per_step.clear();
-  s.steps = steps.size() > 1 ? steps.size() - 1 : 0;
-  if (!calls) return s;
-  if (s.steps > 0) {
-    per_step.assign(s.steps, 0);
-    uint64_t in_steps = 0;
-    for (size_t i = 0; i < calls->begins.size(); ++i) {
-      const auto at = std::upper_bound(steps.begin(), steps.end(), calls->begins[i]) - steps.begin();
-      if (at == 0 || static_cast<size_t>(at) > s.steps) continue;  // before the first step, or in the last
-      per_step[static_cast<size_t>(at) - 1] += calls->durations[i];
-      ++in_steps;
+// One side of a row over its runs: the summary of all its calls, its time
+// and calls in each whole step (from one step to the next), and per run
+// (for the run-to-run comparison) the log of its median call and of its
+// median time per step. `per_step` receives the sorted per-step totals of
+// every run.
+struct SideOfRuns {
+  DiffSide side;
+  std::vector<uint64_t> per_step;
+  std::vector<double> run_logs, run_step_logs;
+  std::vector<uint64_t> durations;  // every run's, sorted
+};
+
+SideOfRuns side_of(const std::vector<Collected>& runs, const std::string& name, bool kernels) {
+  SideOfRuns out;
+  DiffSide& s = out.side;
+  uint64_t in_steps = 0;
+  for (const Collected& run : runs) {
+    const auto& by_name = kernels ? run.kernels : run.zones;
+    const uint64_t steps = run.steps.size() > 1 ? run.steps.size() - 1 : 0;
+    s.steps += steps;
+    auto it = by_name.find(name);
+    if (it == by_name.end()) continue;
+    const Calls& calls = it->second;
+    if (steps > 0) {
+      std::vector<uint64_t> per_step(steps, 0);
+      for (size_t i = 0; i < calls.begins.size(); ++i) {
+        const auto at = std::upper_bound(run.steps.begin(), run.steps.end(), calls.begins[i]) - run.steps.begin();
+        if (at == 0 || static_cast<size_t>(at) > steps) continue;  // before the first step, or in the last
+        per_step[static_cast<size_t>(at) - 1] += calls.durations[i];
+        ++in_steps;
+      }
+      std::sort(per_step.begin(), per_step.end());
+      out.run_step_logs.push_back(std::log(std::max(median_of_sorted(per_step), 1.0)));
+      out.per_step.insert(out.per_step.end(), per_step.begin(), per_step.end());
     }
-    std::sort(per_step.begin(), per_step.end());
-    s.calls_per_step = static_cast<double>(in_steps) / static_cast<double>(s.steps);
-    s.total_per_step_ns = median_of_sorted(per_step);
+    std::vector<uint64_t> sorted = calls.durations;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.size() >= kMinSamples) out.run_logs.push_back(std::log(std::max(median_of_sorted(sorted), 1.0)));
+    out.durations.insert(out.durations.end(), sorted.begin(), sorted.end());
   }
-  s.durations = summarize_durations(calls->durations);  // sorts: after the steps, which pair begins with durations
-  return s;
+  if (s.steps > 0) {
+    std::sort(out.per_step.begin(), out.per_step.end());
+    s.calls_per_step = static_cast<double>(in_steps) / static_cast<double>(s.steps);
+    s.total_per_step_ns = median_of_sorted(out.per_step);
+  }
+  s.durations = summarize_durations(out.durations);
+  return out;
 }
 
 uint64_t total_of(const Calls& c) {
@@ -135,62 +160,128 @@ uint64_t total_of(const Calls& c) {
   return t;
 }
 
+// Every run's calls of each name, and their total time (for the options).
+struct Pooled {
+  std::map<std::string, uint64_t> calls, total_ns;
+};
+
+Pooled pool(const std::vector<Collected>& runs, bool kernels) {
+  Pooled p;
+  for (const Collected& run : runs)
+    for (const auto& [name, c] : kernels ? run.kernels : run.zones) {
+      p.calls[name] += c.durations.size();
+      p.total_ns[name] += total_of(c);
+    }
+  return p;
+}
+
 // Names on both sides that pass the options: how many comparisons are made.
-uint64_t count_common(const std::map<std::string, Calls>& base, const std::map<std::string, Calls>& head,
-                      const DiffOptions& o) {
+uint64_t count_common(const Pooled& base, const Pooled& head, const DiffOptions& o) {
   uint64_t n = 0;
-  for (const auto& [name, bc] : base) {
-    auto hi = head.find(name);
-    if (hi == head.end() || !wanted(name, o)) continue;
-    const Calls& hc = hi->second;
-    if (std::max(bc.durations.size(), hc.durations.size()) < o.min_calls ||
-        std::max(total_of(bc), total_of(hc)) < o.min_total_ns)
+  for (const auto& [name, calls] : base.calls) {
+    auto hi = head.calls.find(name);
+    if (hi == head.calls.end() || !wanted(name, o)) continue;
+    if (std::max(calls, hi->second) < o.min_calls ||
+        std::max(base.total_ns.at(name), head.total_ns.at(name)) < o.min_total_ns)
       continue;
     ++n;
   }
   return n;
 }
 
-std::vector<DiffRow> compare_calls(std::map<std::string, Calls>& base, std::map<std::string, Calls>& head,
-                                   const Collected& b, const Collected& h, const DiffOptions& o, double z,
-                                   uint64_t& in_common) {
+// With several runs on both sides, the change comes from the runs' spread;
+// with one run on a side, from the calls' (with the noise floor).
+bool by_runs(const std::vector<Collected>& b, const std::vector<Collected>& h) { return b.size() > 1 && h.size() > 1; }
+
+// With the runs' spread measured, the floor is a resolution (diff_stats.h).
+constexpr double kRunsFloorPct = 0.5;
+
+std::vector<DiffRow> compare_calls(const std::vector<Collected>& b, const std::vector<Collected>& h, bool kernels,
+                                   const DiffOptions& o, uint64_t comparisons, uint64_t& in_common) {
+  const Pooled base = pool(b, kernels), head = pool(h, kernels);
   std::vector<std::string> names;
-  for (const auto& [name, calls] : base) names.push_back(name);
-  for (const auto& [name, calls] : head)
-    if (!base.count(name)) names.push_back(name);
+  for (const auto& [name, calls] : base.calls) names.push_back(name);
+  for (const auto& [name, calls] : head.calls)
+    if (!base.calls.count(name)) names.push_back(name);
+  const double z = simultaneous_z(comparisons);
   std::vector<DiffRow> rows;
-  std::vector<uint64_t> base_steps, head_steps;
   for (const std::string& name : names) {
     if (!wanted(name, o)) continue;
-    auto bi = base.find(name);
-    auto hi = head.find(name);
-    Calls* bc = bi == base.end() ? nullptr : &bi->second;
-    Calls* hc = hi == head.end() ? nullptr : &hi->second;
+    const bool in_base = base.calls.count(name) > 0, in_head = head.calls.count(name) > 0;
+    SideOfRuns bs = side_of(b, name, kernels), hs = side_of(h, name, kernels);
     DiffRow row;
     row.name = name;
-    row.base = side_of(bc, b.steps, base_steps);
-    row.head = side_of(hc, h.steps, head_steps);
+    row.base = bs.side;
+    row.head = hs.side;
     const DurationSummary& bd = row.base.durations;
     const DurationSummary& hd = row.head.durations;
     if (std::max(bd.calls, hd.calls) < o.min_calls || std::max(bd.total_ns, hd.total_ns) < o.min_total_ns) continue;
-    if (bc && hc) {
+    if (in_base && in_head) {
       ++in_common;
-      row.change = median_change(bc->durations, hc->durations, z, o.noise_pct);
+      const bool steps = row.base.steps && row.head.steps;
+      if (by_runs(b, h)) {
+        row.change = runs_change(bs.run_logs, hs.run_logs, comparisons, kRunsFloorPct);
+        if (steps) row.per_step_change = runs_change(bs.run_step_logs, hs.run_step_logs, comparisons, kRunsFloorPct);
+      } else {
+        row.change = median_change(bs.durations, hs.durations, z, o.noise_pct);
+        if (steps) row.per_step_change = median_change(bs.per_step, hs.per_step, z, o.noise_pct);
+      }
       row.verdict = verdict_of(row.change, o.threshold_pct);
-      if (row.base.steps && row.head.steps) {
-        row.per_step_change = median_change(base_steps, head_steps, z, o.noise_pct);
+      if (steps) {
         if (row.base.calls_per_step > 0)
           row.calls_change_pct = (row.head.calls_per_step / row.base.calls_per_step - 1) * 100;
       } else {
         row.calls_change_pct = (static_cast<double>(hd.calls) / static_cast<double>(bd.calls) - 1) * 100;
       }
     } else {
-      row.verdict = bc ? Verdict::Removed : Verdict::Added;
+      row.verdict = in_base ? Verdict::Removed : Verdict::Added;
     }
     rows.push_back(std::move(row));
   }
   sort_diff_rows(rows);
   return rows;
+}
+
+// The process as a whole: per run, the mean of the log median call of the
+// zones every run of both sides holds, weighted by each zone's share of the
+// base's time in them. It moves with what moves every zone together (the
+// machine, a build flag), and by a zone's share of the time when one zone
+// alone changed.
+DiffRow process_row(const std::vector<Collected>& b, const std::vector<Collected>& h, const DiffOptions& o,
+                    uint64_t comparisons) {
+  DiffRow row;
+  row.name = "(all zones, weighted by time)";
+  std::map<std::string, double> weight;
+  for (const auto& [name, c] : b.front().zones) {
+    if (!wanted(name, o)) continue;
+    bool everywhere = true;
+    for (const auto* side : {&b, &h})
+      for (const Collected& run : *side) {
+        auto it = run.zones.find(name);
+        everywhere = everywhere && it != run.zones.end() && it->second.durations.size() >= kMinSamples;
+      }
+    if (!everywhere) continue;
+    for (const Collected& run : b) weight[name] += static_cast<double>(total_of(run.zones.at(name)));
+  }
+  double sum = 0;
+  for (const auto& [name, w] : weight) sum += w;
+  if (weight.size() < 2 || sum <= 0) return row;  // one zone: its own row says it
+  auto run_logs = [&](const std::vector<Collected>& side) {
+    std::vector<double> logs;
+    for (const Collected& run : side) {
+      double v = 0;
+      for (const auto& [name, w] : weight) {
+        std::vector<uint64_t> d = run.zones.at(name).durations;
+        std::sort(d.begin(), d.end());
+        v += w / sum * std::log(std::max(median_of_sorted(d), 1.0));
+      }
+      logs.push_back(v);
+    }
+    return logs;
+  };
+  row.change = runs_change(run_logs(b), run_logs(h), comparisons, kRunsFloorPct);
+  row.verdict = verdict_of(row.change, o.threshold_pct);
+  return row;
 }
 
 int verdict_rank(Verdict v) {
@@ -216,38 +307,54 @@ void sort_diff_rows(std::vector<DiffRow>& rows) {
 }
 
 DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions& options) {
+  return compute_diff_runs({&base}, {&head}, options);
+}
+
+DiffResult compute_diff_runs(const std::vector<TraceReader*>& base, const std::vector<TraceReader*>& head,
+                             const DiffOptions& options) {
   StackResolver resolver(options.symbol_paths);
-  Collected b = collect(base, options, resolver);
-  Collected h = collect(head, options, resolver);
+  std::vector<Collected> b, h;
+  for (TraceReader* r : base) b.push_back(collect(*r, options, resolver));
+  for (TraceReader* r : head) h.push_back(collect(*r, options, resolver));
   DiffResult r;
   r.threshold_pct = options.threshold_pct;
-  r.noise_pct = options.noise_pct;
-  r.base_steps = b.steps.size() > 1 ? b.steps.size() - 1 : 0;
-  r.head_steps = h.steps.size() > 1 ? h.steps.size() - 1 : 0;
-  r.base_samples = b.samples;
-  r.head_samples = h.samples;
+  r.noise_pct = by_runs(b, h) ? kRunsFloorPct : options.noise_pct;
+  r.base_runs = b.size();
+  r.head_runs = h.size();
+  r.noise_measured = by_runs(b, h);
+  // Sampled functions: the shares of all runs' samples together.
   std::map<std::string, std::pair<uint64_t, uint64_t>> functions;
-  for (const auto& [f, n] : b.functions) functions[f].first = n;
-  for (const auto& [f, n] : h.functions) functions[f].second = n;
-  uint64_t comparisons = count_common(b.zones, h.zones, options) + count_common(b.kernels, h.kernels, options);
+  for (const auto* side : {&b, &h})
+    for (const Collected& c : *side) {
+      const bool is_base = side == &b;
+      (is_base ? r.base_steps : r.head_steps) += c.steps.size() > 1 ? c.steps.size() - 1 : 0;
+      (is_base ? r.base_samples : r.head_samples) += c.samples;
+      for (const auto& [f, n] : c.functions) (is_base ? functions[f].first : functions[f].second) += n;
+    }
+  uint64_t comparisons =
+      count_common(pool(b, false), pool(h, false), options) + count_common(pool(b, true), pool(h, true), options);
   for (const auto& [f, counts] : functions)
     comparisons += counts.first && counts.second && wanted(f, options) &&
                    std::max(counts.first, counts.second) >= options.min_calls;
+  if (r.noise_measured) ++comparisons;  // the process row
   r.comparisons = comparisons;
   const double z = simultaneous_z(comparisons);
-  r.zones = compare_calls(b.zones, h.zones, b, h, options, z, r.in_common);
-  r.kernels = compare_calls(b.kernels, h.kernels, b, h, options, z, r.in_common);
+  r.zones = compare_calls(b, h, false, options, comparisons, r.in_common);
+  r.kernels = compare_calls(b, h, true, options, comparisons, r.in_common);
+  r.process = process_row(b, h, options, comparisons);  // with one run a side: the estimate alone
   for (const auto& [f, counts] : functions) {
     if (!wanted(f, options) || std::max(counts.first, counts.second) < options.min_calls) continue;
     FunctionDiffRow row;
     row.function = f;
     row.base_samples = counts.first;
     row.head_samples = counts.second;
-    row.base_share_pct = b.samples ? 100.0 * static_cast<double>(counts.first) / static_cast<double>(b.samples) : 0;
-    row.head_share_pct = h.samples ? 100.0 * static_cast<double>(counts.second) / static_cast<double>(h.samples) : 0;
+    row.base_share_pct =
+        r.base_samples ? 100.0 * static_cast<double>(counts.first) / static_cast<double>(r.base_samples) : 0;
+    row.head_share_pct =
+        r.head_samples ? 100.0 * static_cast<double>(counts.second) / static_cast<double>(r.head_samples) : 0;
     if (counts.first && counts.second) {
       ++r.in_common;
-      row.change = share_change(counts.first, b.samples, counts.second, h.samples, z, options.noise_pct);
+      row.change = share_change(counts.first, r.base_samples, counts.second, r.head_samples, z, options.noise_pct);
       row.verdict = verdict_of(row.change, options.threshold_pct);
     } else {
       row.verdict = counts.first ? Verdict::Removed : Verdict::Added;
@@ -266,7 +373,7 @@ bool regressed_above(const DiffResult& diff, double pct) {
   for (const auto* rows : {&diff.zones, &diff.kernels})
     for (const DiffRow& r : *rows)
       if (r.verdict == Verdict::Regressed && r.change.change_pct > pct) return true;
-  return false;
+  return diff.process.verdict == Verdict::Regressed && diff.process.change.change_pct > pct;
 }
 
 }  // namespace ringprof

@@ -109,11 +109,36 @@ size_t count(const std::vector<DiffRow>& rows, Verdict v) {
 std::string headline(const DiffResult& d) {
   char b[256];
   std::snprintf(b, sizeof b,
-                "threshold %.3g%%, 95%% intervals for all %llu comparisons at once, noise floor %.3g%%; steps: base "
-                "%llu, head %llu",
-                d.threshold_pct, static_cast<unsigned long long>(d.comparisons), d.noise_pct,
+                "threshold %.3g%%, 95%% intervals for all %llu comparisons at once; steps: base %llu, head %llu",
+                d.threshold_pct, static_cast<unsigned long long>(d.comparisons),
                 static_cast<unsigned long long>(d.base_steps), static_cast<unsigned long long>(d.head_steps));
   return b;
+}
+
+// What the intervals rest on: the runs' spread, or one run a side and an
+// assumed floor.
+std::string noise_line(const DiffResult& d) {
+  char b[256];
+  if (d.noise_measured) {
+    std::snprintf(b, sizeof b, "runs: base %zu, head %zu; intervals from the run-to-run spread (%.3g%% resolution)",
+                  d.base_runs, d.head_runs, d.noise_pct);
+  } else {
+    std::snprintf(b, sizeof b,
+                  "runs: base %zu, head %zu; run-to-run noise not measured (one run a side): a %.3g%% noise floor "
+                  "assumed (--runs with several runs per side measures it)",
+                  d.base_runs, d.head_runs, d.noise_pct);
+  }
+  return b;
+}
+
+std::string process_line(const DiffResult& d) {
+  if (d.process.name.empty()) return "";
+  const Change& c = d.process.change;
+  if (!c.known)
+    return "Whole process: " + internal::signed_percent(c.change_pct) + " " + d.process.name +
+           ", no verdict without the run-to-run noise\n";
+  return std::string("Whole process: ") + verdict_name(d.process.verdict) + " " +
+         internal::signed_percent(c.change_pct) + " " + interval(c) + " " + d.process.name + "\n";
 }
 
 std::string tally(const std::vector<DiffRow>& rows) {
@@ -172,6 +197,16 @@ std::string json(const DiffResult& d) {
   internal::append_json_double(out, d.threshold_pct);
   out += ",\"comparisons\":" + std::to_string(d.comparisons) + ",\"noise_pct\":";
   internal::append_json_double(out, d.noise_pct);
+  out += ",\"base_runs\":" + std::to_string(d.base_runs) + ",\"head_runs\":" + std::to_string(d.head_runs) +
+         ",\"noise_measured\":" + (d.noise_measured ? "true" : "false") + ",\"process\":";
+  if (d.process.name.empty()) {
+    out += "null";
+  } else {
+    out += "{\"name\":";
+    internal::append_json_string(out, d.process.name);
+    json_change(out, "", d.process.change);
+    out += ",\"verdict\":\"" + std::string(verdict_name(d.process.verdict)) + "\"}";
+  }
   out += ",\"base_steps\":" + std::to_string(d.base_steps) + ",\"head_steps\":" + std::to_string(d.head_steps) +
          ",\"base_samples\":" + std::to_string(d.base_samples) + ",\"head_samples\":" + std::to_string(d.head_samples);
   out += ",\"zones\":";
@@ -208,7 +243,8 @@ std::string format_diff(const DiffResult& d, DiffFormat format) {
     left.back() = true;
     return internal::format_text_table(header, rows, left);
   };
-  std::string out = md ? "### ringprof diff\n\n" + headline(d) + "\n\n" : "ringprof diff: " + headline(d) + "\n";
+  std::string out = md ? "### ringprof diff\n\n" + headline(d) + "\n\n" + noise_line(d) + "\n\n" + process_line(d)
+                       : "ringprof diff: " + headline(d) + "\n" + noise_line(d) + "\n" + process_line(d);
   auto section = [&](const std::string& title, const std::string& summary, const std::string& body) {
     out += md ? "\n#### " + title + " (" + summary + ")\n\n" + body : "\n" + title + ": " + summary + "\n" + body;
   };

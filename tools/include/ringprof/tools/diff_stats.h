@@ -76,6 +76,24 @@ Change median_change(const std::vector<uint64_t>& base_sorted, const std::vector
 Change share_change(uint64_t base_hits, uint64_t base_total, uint64_t head_hits, uint64_t head_total,
                     double z = simultaneous_z(1), double noise_pct = 0);
 
+// Several runs per side: a run-level statistic per run (the log of a zone's
+// median call, of its median time per step, …) compared between the sides,
+// so that the interval comes from how much whole runs differ, what one pair
+// of recordings cannot see. The change is exp(mean head - mean base) - 1 in
+// percent; its interval is Welch's t interval on the logs (unequal spreads,
+// Welch-Satterthwaite degrees of freedom), simultaneous over `comparisons`
+// as above. The spread being measured, the only floor added (`floor_pct`,
+// in quadrature) is a resolution: runs of a deterministic loop can have the
+// very same median, and an interval of zero width would claim a precision
+// that a change of the program's fixed costs already upsets. Unknown with
+// fewer than two runs on a side.
+Change runs_change(const std::vector<double>& base_logs, const std::vector<double>& head_logs, uint64_t comparisons,
+                   double floor_pct = 0);
+
+// The quantile of Student's t with `df` degrees of freedom that leaves
+// `alpha` in its two tails together (2.776 for df 4, alpha 0.05).
+double t_quantile(double df, double alpha);
+
 enum class Verdict { Regressed, Improved, Unchanged, Added, Removed };
 // "regressed", "improved", "unchanged", "added", "removed".
 const char* verdict_name(Verdict v);

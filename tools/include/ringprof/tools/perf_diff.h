@@ -73,12 +73,28 @@ struct DiffResult {
   // Names present on both sides, of any kind: 0 means the two recordings have
   // nothing to compare (the command says so and exits 4).
   uint64_t in_common = 0;
-  // Comparisons made (names on both sides, after the options): the intervals
-  // are 95% for all of them at once (diff_stats.h).
+  // Comparisons made (names on both sides, after the options, and the
+  // process row): the intervals are 95% for all of them at once (diff_stats.h).
   uint64_t comparisons = 0;
+  // Runs per side. With two or more on both, every interval comes from the
+  // runs' spread (runs_change, diff_stats.h) with a 0.5% resolution floor
+  // (noise_pct 0.5); with one on a side, from the calls' spread widened by
+  // the --noise floor, the run-to-run noise not measured.
+  size_t base_runs = 1, head_runs = 1;
+  bool noise_measured = false;
+  // With two or more zones in every run: the process as a whole (the runs'
+  // time-weighted mean log median call over those zones), so that a shift of
+  // every zone together reads as one row. With the noise measured it has an
+  // interval and a verdict, which counts for --fail-above; with one run a
+  // side, the estimate alone (interval unknown). Empty name otherwise.
+  DiffRow process;
 };
 
 DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions& options);
+
+// Several recordings per side (each reader one run of the program).
+DiffResult compute_diff_runs(const std::vector<TraceReader*>& base, const std::vector<TraceReader*>& head,
+                             const DiffOptions& options);
 
 // Worst first: regressed (largest change first), added, removed, unchanged
 // (largest change first), improved (largest improvement last).

@@ -1,0 +1,91 @@
+// `ringprof ab` on a real program, the test helper's `work` benchmark (zones
+// "steady" and "changed", each about 0.2 ms a call): the head doing 30% more
+// work in "changed" is regressed with an interval that covers +30% and fails
+// --fail-above 5%, while "steady" stays unchanged; the runs land where diff
+// --runs reads them, alternating; a failing command is one line and exit 5.
+//
+// False failures: the +30% change against intervals of ±1–4% (three runs a
+// side, measured on this 2-core machine under load: docs/ci.md) is not
+// missed; "steady" is flagged only when a 95% interval (simultaneous over
+// the rows) misses and its estimate still reaches 5%, which the calibration
+// in docs/ci.md saw in 0 of 20 trials of five runs under a busy loop.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/test_support.h"
+
+namespace ringprof {
+namespace {
+
+std::string helper(int steady, int changed, int rounds) {
+  return std::string(RINGPROF_TEST_HELPER) + " work " + std::to_string(steady) + " " + std::to_string(changed) + " " +
+         std::to_string(rounds);
+}
+
+test::CommandResult ab(const std::string& out, const std::string& base, const std::string& head,
+                       const std::string& more) {
+  return test::run_command(std::string(RINGPROF_CLI) + " ab " + out + " --runs 3 --base '" + base + "' --head '" +
+                           head + "' " + more);
+}
+
+TEST(AbRuns, AThirtyPercentRegressionIsFoundAndTheSteadyZoneIsNot) {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const auto r = ab(out, helper(100, 100, 300), helper(100, 130, 300), "--format json --fail-above 5%");
+  ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+  EXPECT_NE(r.err.find("regressed by more than 5%"), std::string::npos) << r.err;
+  const nlohmann::json d = nlohmann::json::parse(r.out);
+  EXPECT_EQ(d["base_runs"], 3);
+  EXPECT_EQ(d["head_runs"], 3);
+  EXPECT_EQ(d["noise_measured"], true);
+  std::map<std::string, nlohmann::json> zones;
+  for (const auto& z : d["zones"]) zones[z["name"]] = z;
+  ASSERT_EQ(zones.size(), 2u);
+  EXPECT_EQ(zones["changed"]["verdict"], "regressed");
+  EXPECT_LE(zones["changed"]["ci_low_pct"].get<double>(), 30);
+  EXPECT_GE(zones["changed"]["ci_high_pct"].get<double>(), 30);
+  EXPECT_EQ(zones["steady"]["verdict"], "unchanged");
+  for (const char* z : {"changed", "steady"}) {
+    EXPECT_EQ(zones[z]["base"]["calls"], 3 * 300) << z;  // every run's calls
+    EXPECT_EQ(zones[z]["head"]["calls"], 3 * 300) << z;
+  }
+  // The recordings stay for diff --runs, which says the same.
+  for (const char* run : {"/base/run-01", "/base/run-03", "/head/run-01", "/head/run-03"})
+    EXPECT_TRUE(std::filesystem::is_directory(out + run)) << run;
+  EXPECT_FALSE(std::filesystem::exists(out + "/base/run-04"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/warmup"));
+  const auto again =
+      test::run_command(std::string(RINGPROF_CLI) + " diff --runs --format json " + out + "/base " + out + "/head");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["zones"], d["zones"]);
+}
+
+TEST(AbRuns, DuetRunsBothSidesAtOnce) {
+  test::TempDir dir;
+  const auto r = ab(dir.file("ab"), helper(50, 50, 200), helper(50, 75, 200), "--duet --warmup 0 --format json");
+  if (r.exit_code == 5 && r.err.find("needs two CPUs") != std::string::npos) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json d = nlohmann::json::parse(r.out);
+  for (const auto& z : d["zones"]) {
+    if (z["name"] == "changed") {
+      EXPECT_EQ(z["verdict"], "regressed") << z;
+    }
+  }
+}
+
+TEST(AbRuns, AFailingCommandIsOneLineNamingItsRun) {
+  test::TempDir dir;
+  const auto r = ab(dir.file("ab"), helper(1, 1, 10), "exit 7", "");
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("the head warm-up run 1 exited with status 7"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+}  // namespace
+}  // namespace ringprof
