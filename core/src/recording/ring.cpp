@@ -1,10 +1,20 @@
 // Ring allocation and reclamation. The slot array is allocated with the ring
 // header in one block so a ring costs one allocation at a thread's first event.
+//
+// Freed blocks wait in a small pool for the next thread's ring. Returned to
+// the heap instead, the rings of short-lived threads (512 KiB blocks by
+// default, of which a short thread touches a page or two, freed by the
+// drainer in its own order among the program's allocations) left it
+// fragmented: a program that ran 200,000 threads one after the other grew
+// from 7 to 27 MB resident, now to 17 MB, flat after the first 50,000. (Each
+// ring a mapping of its own gave the pages back, but mmap, page faults and
+// munmap made each thread 36 µs slower.)
 #include "ringprof/internal/ring.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "crash/crash_state.h"
@@ -14,6 +24,37 @@ namespace ringprof {
 
 namespace {
 std::atomic<uint64_t> g_grown_bytes{0};  // Ring::reserve_growth
+
+// Freed ring blocks, by size, for reuse: at most kPooled, resident only in
+// the pages their threads touched. Plain storage, no destructor: a ring
+// freed while the process exits still finds it.
+constexpr size_t kPooled = 16;
+struct Pooled {
+  void* mem;
+  size_t bytes;
+};
+std::mutex g_pool_mu;
+Pooled g_pool[kPooled];  // under g_pool_mu
+size_t g_pool_size = 0;  // under g_pool_mu
+
+void* take_pooled(size_t bytes) noexcept {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  for (size_t i = g_pool_size; i-- > 0;) {
+    if (g_pool[i].bytes != bytes) continue;
+    void* mem = g_pool[i].mem;
+    g_pool[i] = g_pool[--g_pool_size];
+    return mem;
+  }
+  return nullptr;
+}
+
+// False when the pool is full: the caller frees the block.
+bool pool(void* mem, size_t bytes) noexcept {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  if (g_pool_size == kPooled) return false;
+  g_pool[g_pool_size++] = {mem, bytes};
+  return true;
+}
 }  // namespace
 
 bool Ring::reserve_growth(uint64_t bytes) noexcept {
@@ -30,7 +71,9 @@ Ring* Ring::create(uint32_t capacity_events, uint32_t tid, uint32_t wake_percent
   uint64_t cap = 64;
   while (cap < capacity_events && cap < (1ull << 30)) cap <<= 1;
   const size_t header = (sizeof(Ring) + 63) & ~size_t{63};
-  void* mem = std::aligned_alloc(64, header + cap * sizeof(Event));
+  const size_t bytes = header + cap * sizeof(Event);
+  void* mem = take_pooled(bytes);
+  if (!mem) mem = std::aligned_alloc(64, bytes);
   if (!mem) return nullptr;
   Ring* r = new (mem) Ring();
   r->slots_ = reinterpret_cast<Event*>(static_cast<char*>(mem) + header);
@@ -104,8 +147,10 @@ void Ring::release(Ring* r) noexcept {
     // Out of the crash handler's sight first; during a crash flush nothing is
     // freed at all (the process is about to die).
     if (!crash::unregister_ring(r)) return;
+    const size_t header = (sizeof(Ring) + 63) & ~size_t{63};
+    const size_t bytes = header + r->capacity_ * sizeof(Event);
     r->~Ring();
-    std::free(r);
+    if (!pool(r, bytes)) std::free(r);
   }
 }
 

@@ -69,6 +69,7 @@ struct SegmentEncoder::State {
   std::unordered_map<std::string, uint32_t> string_ids{{std::string(), 0}};
   IdSet locations_written;
   std::unordered_map<uint32_t, uint32_t> thread_name_versions;  // index -> name_version written
+  static constexpr size_t kMaxThreadNames = 8192;
   IdSet stacks_written;
   IdSet modules_written;
   std::optional<uint32_t> sampler_version;  // SamplerState::version the file holds
@@ -226,6 +227,12 @@ VectorOffset<fb::Location> SegmentEncoder::State::encode_locations(const std::ve
 // the file does not hold this version of it yet. Builds the tables into
 // `tables`; build_segment() makes the vector.
 void SegmentEncoder::State::encode_threads(const Batch& batch, std::vector<flatbuffers::Offset<fb::Thread>>& tables) {
+  // Which names the file holds is only there to write each once: a program
+  // that runs thread after thread (200,000 of them) would keep an entry for
+  // every one it ever had. Past kMaxThreadNames the table starts again, and
+  // the threads still running state their names once more.
+  if (thread_name_versions.size() > kMaxThreadNames)
+    std::unordered_map<uint32_t, uint32_t>().swap(thread_name_versions);
   tables.reserve(batch.threads.size());
   for (const ThreadInfo& t : batch.threads) {
     flatbuffers::Offset<flatbuffers::String> name;

@@ -1,0 +1,68 @@
+// A program that runs thread after thread, each recording a zone, keeps a
+// flat resident size: the ring blocks of dead threads are reused (a pool in
+// ring.cpp) instead of fragmenting the heap, and the sink's table of thread
+// names written to the file is bounded. Measured before those: 16 MB at
+// 50,000 threads, 22.8 MB at 100,000, 27.6 MB at 200,000; after: 16.2, 16.4,
+// 16.7 MB. Every event is still written.
+//
+// Resident size is the C library's allocator's behaviour: under ASan or TSan
+// (their own allocators, quarantines and shadow memory) there is nothing to
+// measure, and the test is skipped there.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "ringprof/ringprof.h"
+#include "support/test_support.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RINGPROF_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RINGPROF_SANITIZED 1
+#endif
+#endif
+
+namespace ringprof {
+namespace {
+
+long resident_kb() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+void run_threads(int n) {
+  for (int i = 0; i < n; ++i) std::thread([] { RINGPROF_ZONE("short"); }).join();
+}
+
+TEST(ThreadChurn, ResidentSizeStaysFlatOverAHundredThousandThreads) {
+#ifdef RINGPROF_SANITIZED
+  GTEST_SKIP() << "resident size is the sanitizer's allocator's here";
+#endif
+  test::TempDir dir;
+  Config c;
+  c.dir = dir.path();
+  c.sample_hz = 0;
+  c.gpu = false;
+  ASSERT_TRUE(start(c));
+  constexpr int kFirst = 40000, kMore = 80000;
+  run_threads(kFirst);  // past the warm-up: the pool and the tables at their size
+  const long after_first = resident_kb();
+  run_threads(kMore);
+  const long after_more = resident_kb();
+  stop();
+  const RecorderStats s = recorder_stats();
+  EXPECT_EQ(s.dropped_ring + s.dropped_io, 0u);
+  EXPECT_GE(s.events_written, 2u * (kFirst + kMore));  // each thread's zone begin and end
+  EXPECT_EQ(s.threads_seen, static_cast<uint64_t>(kFirst + kMore));
+  // Before the pool the same 80,000 threads added about 8 MB.
+  EXPECT_LT(after_more - after_first, 3 * 1024) << after_first << " KB -> " << after_more << " KB";
+}
+
+}  // namespace
+}  // namespace ringprof
