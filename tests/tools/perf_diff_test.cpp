@@ -233,6 +233,10 @@ TEST(PerfDiff, RunsMeasureTheMachinesSpreadThatOnePairCannot) {
     EXPECT_EQ(find(five.zones, z)->verdict, Verdict::Unchanged) << z;
     EXPECT_EQ(find(five.zones, z)->base.durations.calls, 5000u) << z;  // every run's calls in the table
   }
+  DiffOptions one_zone;
+  one_zone.only = {"matmul"};
+  TraceReader rb({base[0]}), rh({same[0]});
+  EXPECT_TRUE(compute_diff(rb, rh, one_zone).process.name.empty());  // one zone: its own row, no process row
   EXPECT_EQ(five.process.name, "(all zones, weighted by time)");
   EXPECT_TRUE(five.process.change.known);
   EXPECT_EQ(five.process.verdict, Verdict::Unchanged);

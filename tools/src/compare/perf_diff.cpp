@@ -249,8 +249,8 @@ std::vector<DiffRow> compare_calls(const std::vector<Collected>& b, const std::v
 // alone changed.
 DiffRow process_row(const std::vector<Collected>& b, const std::vector<Collected>& h, const DiffOptions& o,
                     uint64_t comparisons) {
-  DiffRow row;
-  row.name = "(all zones, weighted by time)";
+  DiffRow row;  // no name: no process row
+  if (b.empty() || h.empty()) return row;
   std::map<std::string, double> weight;
   for (const auto& [name, c] : b.front().zones) {
     if (!wanted(name, o)) continue;
@@ -279,6 +279,7 @@ DiffRow process_row(const std::vector<Collected>& b, const std::vector<Collected
     }
     return logs;
   };
+  row.name = "(all zones, weighted by time)";
   row.change = runs_change(run_logs(b), run_logs(h), comparisons, kRunsFloorPct);
   row.verdict = verdict_of(row.change, o.threshold_pct);
   return row;
