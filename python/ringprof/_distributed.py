@@ -70,7 +70,9 @@ def _note(c10d, ext, torch, name, sig, args, kwargs):
         seq = int(group._get_sequence_number_for_group()) + 1  # the number this call gets
     except (AttributeError, RuntimeError):
         seq = -1
-    ext._note_collective(_group_name(c10d, group), seq, _tensor_addresses(bound.values(), torch))
+    name, tensors = _group_name(c10d, group), _tensor_addresses(bound.values(), torch)
+    ext._note_collective(name, seq, tensors)
+    return name, seq, tensors[0] if tensors else 0
 
 
 def _wrap(fn, name, c10d, ext, torch, recording):
@@ -83,13 +85,18 @@ def _wrap(fn, name, c10d, ext, torch, recording):
     def wrapper(*args, **kwargs):
         if compiling() or getattr(_inside, "depth", 0) or not recording():
             return fn(*args, **kwargs)
+        noted = None
         try:
-            _note(c10d, ext, torch, name, sig, args, kwargs)
+            noted = _note(c10d, ext, torch, name, sig, args, kwargs)
         except Exception:  # noqa: BLE001 (never the application's trouble: the span keeps no group)
             pass
         _inside.depth = 1
         try:
             return fn(*args, **kwargs)
+        except BaseException:
+            if noted:  # raised before any work took the note: a later call on the tensor must not
+                ext._forget_collective(*noted)
+            raise
         finally:
             _inside.depth = 0
 

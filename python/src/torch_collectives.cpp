@@ -59,6 +59,18 @@ std::string untold_group() {
   return g_untold;
 }
 
+void forget_collective(const std::string& group, int64_t seq, uintptr_t first_tensor) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (auto it = g_notes.begin(); it != g_notes.end(); ++it) {
+    const bool same_tensor =
+        first_tensor == 0 ? it->tensors.empty() : !it->tensors.empty() && it->tensors.front() == first_tensor;
+    if (same_tensor && it->note.group == group && it->note.seq == seq) {
+      g_notes.erase(it);
+      return;
+    }
+  }
+}
+
 size_t collective_notes() {
   std::lock_guard<std::mutex> lock(g_mu);
   return g_notes.size();

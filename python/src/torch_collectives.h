@@ -41,6 +41,11 @@ std::optional<CollectiveNote> take_collective(uintptr_t first_tensor);
 void set_untold_group(std::string group);
 std::string untold_group();
 
+// Removes the untaken note of (group, seq, first tensor) when there is one:
+// the call raised before PyTorch enqueued any work, and a later call on the
+// same tensor must not take it.
+void forget_collective(const std::string& group, int64_t seq, uintptr_t first_tensor);
+
 // How many notes are kept now (tests).
 size_t collective_notes();
 

@@ -32,6 +32,7 @@ PYBIND11_MODULE(_ringprof_torch, m) {
   m.def("_note_collective", &note_collective, py::arg("group"), py::arg("seq"), py::arg("tensors"),
         "Notes a torch.distributed call about to be enqueued (torch_collectives.h).");
   m.def("_collective_notes", &collective_notes);
+  m.def("_forget_collective", &forget_collective);
   m.def("_set_untold_group", &set_untold_group);
   m.def("_untold_group", &untold_group);
   m.def("_noop_callback", &set_noop_callback, py::arg("on"), py::arg("probability") = 1.0,

@@ -253,6 +253,34 @@ TEST(PerfDiff, RunsMeasureTheMachinesSpreadThatOnePairCannot) {
   EXPECT_FALSE(regressed_above(five, 5));
 }
 
+// A zone called once per run has no run figure (under 5 calls): with runs
+// it is compared over all its calls as one run a side would be, not shown
+// as +0%.
+TEST(PerfDiff, AZoneOncePerRunIsComparedOverItsCalls) {
+  test::TempDir dir;
+  auto once = [&](const std::string& name, uint64_t duration_ns) {
+    test::TraceBuilder b(4242, 1'000'000'000);
+    const uint32_t z = b.location("setup");
+    const uint32_t th = b.thread(100, "main");
+    b.begin(th, 2'000'000'000, z);
+    b.end(th, 2'000'000'000 + duration_ns);
+    b.flush();
+    test::write_file(dir.file(name), b.bytes());
+    return dir.file(name);
+  };
+  std::vector<std::string> base, head;
+  for (int i = 0; i < 5; ++i) {
+    base.push_back(once("b" + std::to_string(i), 1'000'000 + 1000 * i));
+    head.push_back(once("h" + std::to_string(i), 2'000'000 + 1000 * i));
+  }
+  const DiffResult d = diff_runs(base, head);
+  const DiffRow* setup = find(d.zones, "setup");
+  ASSERT_TRUE(setup);
+  EXPECT_NEAR(setup->change.change_pct, 100, 0.5);  // medians 1.002 and 2.002 ms
+  EXPECT_TRUE(setup->change.known);                 // five calls a side, pooled
+  EXPECT_EQ(setup->verdict, Verdict::Regressed);
+}
+
 TEST(PerfDiffCommand, RunsTakesADirectoryOfRunDirectoriesPerSide) {
   test::TempDir dir;
   for (const char* side : {"base", "head"})

@@ -25,10 +25,12 @@ namespace ringprof {
 namespace {
 std::atomic<uint64_t> g_grown_bytes{0};  // Ring::reserve_growth
 
-// Freed ring blocks, by size, for reuse: at most kPooled, resident only in
-// the pages their threads touched. Plain storage, no destructor: a ring
+// Freed ring blocks, by size, for reuse: at most kPooled first rings
+// (grown rings are freed at once), resident in the pages their threads
+// touched. Plain storage, no destructor: a ring
 // freed while the process exits still finds it.
 constexpr size_t kPooled = 16;
+constexpr size_t kMaxPooledBytes = (1u << 20) + 4096;  // a first ring of up to 1 MiB (512 KiB by default)
 struct Pooled {
   void* mem;
   size_t bytes;
@@ -37,8 +39,11 @@ std::mutex g_pool_mu;
 Pooled g_pool[kPooled];  // under g_pool_mu
 size_t g_pool_size = 0;  // under g_pool_mu
 
+// Never waits for the pool: a child forked while another thread held its
+// lock, or a handler that interrupted the holder, goes to the heap instead.
 void* take_pooled(size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(g_pool_mu);
+  std::unique_lock<std::mutex> lock(g_pool_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return nullptr;
   for (size_t i = g_pool_size; i-- > 0;) {
     if (g_pool[i].bytes != bytes) continue;
     void* mem = g_pool[i].mem;
@@ -48,11 +53,23 @@ void* take_pooled(size_t bytes) noexcept {
   return nullptr;
 }
 
-// False when the pool is full: the caller frees the block.
+// False when the block is not pooled (one larger than a first ring, or the
+// pool busy): the caller frees it. A full pool lets its oldest block go, so
+// it holds the sizes freed lately, not a size no thread asks for any more.
 bool pool(void* mem, size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(g_pool_mu);
-  if (g_pool_size == kPooled) return false;
-  g_pool[g_pool_size++] = {mem, bytes};
+  if (bytes > kMaxPooledBytes) return false;  // a grown ring: rare, and all its pages touched
+  void* evicted = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(g_pool_mu, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
+    if (g_pool_size == kPooled) {
+      evicted = g_pool[0].mem;
+      for (size_t i = 1; i < kPooled; ++i) g_pool[i - 1] = g_pool[i];
+      --g_pool_size;
+    }
+    g_pool[g_pool_size++] = {mem, bytes};
+  }
+  std::free(evicted);
   return true;
 }
 }  // namespace

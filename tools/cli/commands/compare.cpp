@@ -221,8 +221,9 @@ void add_compare_commands(CLI::App& app) {
       "diff", "what got slower or faster between two recordings: zones, GPU kernels, sampled functions");
   d.group("Reports");
   d.footer(
-      "Per-call medians compared with a 95% interval (distribution-free); a change is regressed or improved only "
-      "when its interval excludes 0 and it is at least --threshold. Exit status: 3 with --fail-above when a zone or "
+      "Per-call medians compared with a 95% interval (distribution-free; with --runs, Welch's t over the runs' log "
+      "medians); a change is regressed or improved only when its interval excludes 0 and it is at least --threshold. "
+      "Exit status: 3 with --fail-above when a zone or "
       "kernel regressed by more than PCT, 4 when the recordings have nothing in common.");
   d.add_option("BASE", args->base, "the recording before: a file, a directory or an extract")->required();
   d.add_option("HEAD", args->head, "the recording after")->required();

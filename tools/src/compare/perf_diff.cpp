@@ -219,12 +219,21 @@ std::vector<DiffRow> compare_calls(const std::vector<Collected>& b, const std::v
     if (in_base && in_head) {
       ++in_common;
       const bool steps = row.base.steps && row.head.steps;
-      if (by_runs(b, h)) {
+      // A row with fewer than two run figures a side (under 5 calls in a
+      // run: a zone once per run) is compared as one run a side would be,
+      // over all its calls, with the floor.
+      auto two = [](const std::vector<double>& x, const std::vector<double>& y) {
+        return x.size() > 1 && y.size() > 1;
+      };
+      if (by_runs(b, h) && two(bs.run_logs, hs.run_logs)) {
         row.change = runs_change(bs.run_logs, hs.run_logs, comparisons, kRunsFloorPct);
-        if (steps) row.per_step_change = runs_change(bs.run_step_logs, hs.run_step_logs, comparisons, kRunsFloorPct);
       } else {
         row.change = median_change(bs.durations, hs.durations, z, o.noise_pct);
-        if (steps) row.per_step_change = median_change(bs.per_step, hs.per_step, z, o.noise_pct);
+      }
+      if (steps && by_runs(b, h) && two(bs.run_step_logs, hs.run_step_logs)) {
+        row.per_step_change = runs_change(bs.run_step_logs, hs.run_step_logs, comparisons, kRunsFloorPct);
+      } else if (steps) {
+        row.per_step_change = median_change(bs.per_step, hs.per_step, z, o.noise_pct);
       }
       row.verdict = verdict_of(row.change, o.threshold_pct);
       if (steps) {
@@ -320,6 +329,7 @@ DiffResult compute_diff_runs(const std::vector<TraceReader*>& base, const std::v
   DiffResult r;
   r.threshold_pct = options.threshold_pct;
   r.noise_pct = by_runs(b, h) ? kRunsFloorPct : options.noise_pct;
+  r.pooled_noise_pct = options.noise_pct;
   r.base_runs = b.size();
   r.head_runs = h.size();
   r.noise_measured = by_runs(b, h);

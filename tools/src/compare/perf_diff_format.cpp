@@ -120,8 +120,10 @@ std::string headline(const DiffResult& d) {
 std::string noise_line(const DiffResult& d) {
   char b[256];
   if (d.noise_measured) {
-    std::snprintf(b, sizeof b, "runs: base %zu, head %zu; intervals from the run-to-run spread (%.3g%% resolution)",
-                  d.base_runs, d.head_runs, d.noise_pct);
+    std::snprintf(b, sizeof b,
+                  "runs: base %zu, head %zu; intervals from the run-to-run spread (%.3g%% resolution); sampled "
+                  "functions and rows under 5 calls a run: pooled, %.3g%% floor",
+                  d.base_runs, d.head_runs, d.noise_pct, d.pooled_noise_pct);
   } else {
     std::snprintf(b, sizeof b,
                   "runs: base %zu, head %zu; run-to-run noise not measured (one run a side): a %.3g%% noise floor "

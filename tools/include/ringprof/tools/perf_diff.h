@@ -82,6 +82,9 @@ struct DiffResult {
   // the --noise floor, the run-to-run noise not measured.
   size_t base_runs = 1, head_runs = 1;
   bool noise_measured = false;
+  // The --noise floor, which sampled functions (their samples pooled over the
+  // runs) and rows with fewer than two run figures a side keep with runs.
+  double pooled_noise_pct = 2;
   // With two or more zones in every run: the process as a whole (the runs'
   // time-weighted mean log median call over those zones), so that a shift of
   // every zone together reads as one row. With the noise measured it has an
