@@ -197,8 +197,8 @@ bool by_runs(const std::vector<Collected>& b, const std::vector<Collected>& h) {
 constexpr double kRunsFloorPct = 0.5;
 
 std::vector<DiffRow> compare_calls(const std::vector<Collected>& b, const std::vector<Collected>& h, bool kernels,
-                                   const DiffOptions& o, uint64_t comparisons, uint64_t& in_common) {
-  const Pooled base = pool(b, kernels), head = pool(h, kernels);
+                                   const Pooled& base, const Pooled& head, const DiffOptions& o, uint64_t comparisons,
+                                   uint64_t& in_common) {
   std::vector<std::string> names;
   for (const auto& [name, calls] : base.calls) names.push_back(name);
   for (const auto& [name, calls] : head.calls)
@@ -342,16 +342,18 @@ DiffResult compute_diff_runs(const std::vector<TraceReader*>& base, const std::v
       (is_base ? r.base_samples : r.head_samples) += c.samples;
       for (const auto& [f, n] : c.functions) (is_base ? functions[f].first : functions[f].second) += n;
     }
+  const Pooled base_zones = pool(b, false), head_zones = pool(h, false);
+  const Pooled base_kernels = pool(b, true), head_kernels = pool(h, true);
   uint64_t comparisons =
-      count_common(pool(b, false), pool(h, false), options) + count_common(pool(b, true), pool(h, true), options);
+      count_common(base_zones, head_zones, options) + count_common(base_kernels, head_kernels, options);
   for (const auto& [f, counts] : functions)
     comparisons += counts.first && counts.second && wanted(f, options) &&
                    std::max(counts.first, counts.second) >= options.min_calls;
   if (r.noise_measured) ++comparisons;  // the process row
   r.comparisons = comparisons;
   const double z = simultaneous_z(comparisons);
-  r.zones = compare_calls(b, h, false, options, comparisons, r.in_common);
-  r.kernels = compare_calls(b, h, true, options, comparisons, r.in_common);
+  r.zones = compare_calls(b, h, false, base_zones, head_zones, options, comparisons, r.in_common);
+  r.kernels = compare_calls(b, h, true, base_kernels, head_kernels, options, comparisons, r.in_common);
   r.process = process_row(b, h, options, comparisons);  // with one run a side: the estimate alone
   for (const auto& [f, counts] : functions) {
     if (!wanted(f, options) || std::max(counts.first, counts.second) < options.min_calls) continue;
