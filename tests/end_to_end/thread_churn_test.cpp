@@ -5,11 +5,25 @@
 // 50,000 threads, 22.8 MB at 100,000, 27.6 MB at 200,000; after: 16.2, 16.4,
 // 16.7 MB. Every event is still written.
 //
+// Each reading follows flush() (the drainer has reclaimed every dead
+// thread's ring) and malloc_trim(). On a busy machine the drainer falls
+// behind by thousands of threads, and the free heap its larger batches leave
+// stays resident up to glibc's trim threshold (twice the largest block it
+// has mapped and freed): a high-water mark that measures the machine's load,
+// not what ringprof keeps. Untrimmed, with two cores kept busy beside it,
+// 160,000 threads added 0.6 to 3.5 MB in four runs (4.2 MB for 80,000 in one
+// CI run); trimmed, 1.2 to 1.8 MB. A leak of 25 bytes a thread or more
+// (memory ringprof holds on to, which trimming cannot give back) fails the
+// 4 MB bound.
+//
 // Resident size is the C library's allocator's behaviour: under ASan or TSan
 // (their own allocators, quarantines and shadow memory) there is nothing to
 // measure, and the test is skipped there.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -30,6 +44,8 @@ namespace ringprof {
 namespace {
 
 long resident_kb() {
+  flush();
+  malloc_trim(0);
   std::ifstream f("/proc/self/status");
   for (std::string line; std::getline(f, line);)
     if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
@@ -40,7 +56,7 @@ void run_threads(int n) {
   for (int i = 0; i < n; ++i) std::thread([] { RINGPROF_ZONE("short"); }).join();
 }
 
-TEST(ThreadChurn, ResidentSizeStaysFlatOverAHundredThousandThreads) {
+TEST(ThreadChurn, ResidentSizeStaysFlatOverTwoHundredThousandThreads) {
 #ifdef RINGPROF_SANITIZED
   GTEST_SKIP() << "resident size is the sanitizer's allocator's here";
 #endif
@@ -50,7 +66,7 @@ TEST(ThreadChurn, ResidentSizeStaysFlatOverAHundredThousandThreads) {
   c.sample_hz = 0;
   c.gpu = false;
   ASSERT_TRUE(start(c));
-  constexpr int kFirst = 40000, kMore = 80000;
+  constexpr int kFirst = 40000, kMore = 160000;
   run_threads(kFirst);  // past the warm-up: the pool and the tables at their size
   const long after_first = resident_kb();
   run_threads(kMore);
@@ -60,8 +76,8 @@ TEST(ThreadChurn, ResidentSizeStaysFlatOverAHundredThousandThreads) {
   EXPECT_EQ(s.dropped_ring + s.dropped_io, 0u);
   EXPECT_GE(s.events_written, 2u * (kFirst + kMore));  // each thread's zone begin and end
   EXPECT_EQ(s.threads_seen, static_cast<uint64_t>(kFirst + kMore));
-  // Before the pool the same 80,000 threads added about 8 MB.
-  EXPECT_LT(after_more - after_first, 3 * 1024) << after_first << " KB -> " << after_more << " KB";
+  std::printf("resident: %ld KB after %d threads, %ld KB after %d more\n", after_first, kFirst, after_more, kMore);
+  EXPECT_LT(after_more - after_first, 4 * 1024);
 }
 
 }  // namespace
