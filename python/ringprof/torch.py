@@ -79,12 +79,42 @@ ops_sampling = operator_sampling
 ops_shapes = operator_shapes
 
 
+# PyTorch's allocations and frees in detailed windows (torch_memory.h): on
+# the thread that calls ringprof.step() (and the threads that take its
+# state: autograd's, intra-op workers'), from the step where a window opens
+# to the step where it closes. Only then: the hook's place on the thread is
+# the one torch.profiler takes, which refuses to start while it is held.
+# RINGPROF_TORCH_MEMORY=0 leaves memory to profile(profile_memory=True).
+_memory_in_windows = True
+_memory_window_thread = None  # the thread whose reporting a window installed
+
+
+def _on_step():
+    global _memory_window_thread
+    _ext._sync()  # a window that opens at a step() is captured from that step
+    if not _memory_in_windows:
+        return
+    import threading
+    detailed = _ringprof.is_recording() and _ringprof.mode() == "detailed"
+    me = threading.get_ident()
+    if detailed and _memory_window_thread is None:
+        if _ext._install_memory_reporting():
+            _memory_window_thread = me
+    elif not detailed and _memory_window_thread == me:
+        _ext._uninstall_memory_reporting()
+        _memory_window_thread = None
+
+
 def _on_start():
     _ext._enable()
 
 
 def _on_stop():
+    global _memory_window_thread
     _ext._disable()
+    if _memory_window_thread is not None and _memory_window_thread == __import__("threading").get_ident():
+        _ext._uninstall_memory_reporting()
+        _memory_window_thread = None
 
 
 def _read_environment():
@@ -105,6 +135,14 @@ def _read_environment():
         except ValueError:
             print("ringprof: warning: ignoring RINGPROF_TORCH_OPS_SAMPLING=%s (expected a probability in (0, 1]); "
                   "using the default" % sampling, file=_sys.stderr)
+    global _memory_in_windows
+    memory = _os.environ.get("RINGPROF_TORCH_MEMORY")
+    if memory:
+        if memory in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            _memory_in_windows = memory in ("1", "true", "yes", "on")
+        else:
+            print("ringprof: warning: ignoring RINGPROF_TORCH_MEMORY=%s (expected 1 or 0); using the default"
+                  % memory, file=_sys.stderr)
     shapes = _os.environ.get("RINGPROF_TORCH_SHAPES")
     if shapes:
         # On/off as every ringprof setting takes it (docs/configuration.md).
@@ -116,7 +154,7 @@ def _read_environment():
 
 
 _read_environment()
-_ringprof._ringprof._set_level_hook(_ext._sync)  # a window that opens at a step() is captured from that step
+_ringprof._ringprof._set_level_hook(_on_step)
 _ringprof._start_listeners.append(_on_start)
 _ringprof._stop_listeners.append(_on_stop)
 if _ringprof.is_recording():  # RINGPROF_AUTOSTART, or started before this import
@@ -127,6 +165,7 @@ from . import _cupti_handover  # noqa: E402 (after the extension: wraps torch.pr
 _cupti_handover.install(_torch)
 
 from . import _distributed  # noqa: E402
+from . import _modules  # noqa: E402
 
 _wrap_distributed = _os.environ.get("RINGPROF_TORCH_DISTRIBUTED", "1")
 if _wrap_distributed not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
@@ -191,8 +230,15 @@ class _Row:
         self.cuda_time_total = row["gpu_total_ns"] / ns
         self.self_cuda_time_total = row["gpu_self_ns"] / ns
         self.cuda_time = self.cuda_time_total / self.count if self.count else 0.0
-        self.cpu_memory_usage = row["mem"]
-        self.self_cpu_memory_usage = row["self_mem"]
+        # Host memory: every pool but the devices' (torch:cuda:N); bytes
+        # allocated minus freed, as torch's CPU Mem and CUDA Mem columns.
+        self.cpu_memory_usage = row["mem"] - row["device_mem"]
+        self.self_cpu_memory_usage = row["self_mem"] - row["self_device_mem"]
+        self.cuda_memory_usage = row["device_mem"]
+        self.self_cuda_memory_usage = row["self_device_mem"]
+        self.device_memory_usage = self.cuda_memory_usage
+        self.self_device_memory_usage = self.self_cuda_memory_usage
+        self.flops = row["flops"]
         # torch's FunctionEventAvg.stack: "file(line): function", innermost first
         # (key_averages(group_by_stack_n=N): its first N frames).
         self.stack = list(row.get("stack", []))
@@ -206,7 +252,12 @@ _SORT_KEYS = {
     "cuda_time_total": "cuda_time_total", "self_cuda_time_total": "self_cuda_time_total", "cuda_time": "cuda_time",
     "device_time_total": "cuda_time_total", "self_device_time_total": "self_cuda_time_total",
     "count": "count", "cpu_memory_usage": "cpu_memory_usage", "self_cpu_memory_usage": "self_cpu_memory_usage",
+    "cuda_memory_usage": "cuda_memory_usage", "self_cuda_memory_usage": "self_cuda_memory_usage",
+    "device_memory_usage": "cuda_memory_usage", "self_device_memory_usage": "self_cuda_memory_usage",
+    "flops": "flops",
 }
+
+_MEMORY_ATTRS = ("cpu_memory_usage", "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage")
 
 
 def _merge_by_shapes(rows):
@@ -220,8 +271,10 @@ def _merge_by_shapes(rows):
             merged[key] = r
             continue
         for attr in ("count", "cpu_time_total", "self_cpu_time_total", "cuda_time_total", "self_cuda_time_total",
-                     "cpu_memory_usage", "self_cpu_memory_usage"):
+                     "flops") + _MEMORY_ATTRS:
             setattr(m, attr, getattr(m, attr) + getattr(r, attr))
+        m.device_memory_usage = m.cuda_memory_usage
+        m.self_device_memory_usage = m.self_cuda_memory_usage
         m.cpu_time = m.cpu_time_total / m.count if m.count else 0.0
         m.cuda_time = m.cuda_time_total / m.count if m.count else 0.0
     return list(merged.values())
@@ -231,8 +284,15 @@ class KeyAverages(list):
     """The operator table of one window: a list of rows (key, count, cpu_time_total, ...)
     with table() printing it as torch.profiler's key_averages().table() does."""
 
-    def __init__(self, result, by_shapes=False, stack_n=0):
+    def __init__(self, result, by_shapes=False, stack_n=0, memory=False, flops=False):
         rows = [_Row(r) for r in result["rows"]]
+        if memory and result["mem_outside_events"]:
+            # torch's "[memory]" row: what was allocated and freed with no
+            # operator open on the thread.
+            rows.append(_Row({"name": "[memory]", "arg_list": [], "calls": result["mem_outside_events"],
+                              "total_ns": 0, "self_ns": 0, "gpu_total_ns": 0, "gpu_self_ns": 0,
+                              "mem": result["mem_outside"], "self_mem": result["mem_outside"],
+                              "device_mem": 0, "self_device_mem": 0, "flops": 0}))
         if by_shapes:
             rows = _merge_by_shapes(rows)
         super().__init__(rows)
@@ -241,6 +301,14 @@ class KeyAverages(list):
         self._sum_self = result["sum_self_ns"] / 1000.0
         self._sum_gpu = result["sum_gpu_ns"] / 1000.0
         self._has_gpu = result["has_gpu"]
+        self.memory_allocated = result["mem_allocated"]  # bytes, every allocation in the window
+        self.memory_freed = result["mem_freed"]
+        # Columns as torch shows them: memory with profile_memory=True (CUDA's
+        # when a device pool has any), FLOPs with with_flops=True when any
+        # operator has them.
+        self._memory = memory
+        self._cuda_memory = memory and any(r.cuda_memory_usage or r.self_cuda_memory_usage for r in rows)
+        self._flops = flops and any(r.flops for r in rows)
 
     def table(self, sort_by=None, row_limit=100, max_name_column_width=55, **unused):
         rows = list(self)
@@ -257,11 +325,19 @@ class KeyAverages(list):
                 ("CPU time avg", 12)]
         if self._has_gpu:
             cols += [("Self CUDA", 12), ("Self CUDA %", 12), ("CUDA total", 12), ("CUDA time avg", 13)]
+        if self._memory:
+            cols += [("CPU Mem", 12), ("Self CPU Mem", 12)]
+            if self._cuda_memory:
+                cols += [("CUDA Mem", 12), ("Self CUDA Mem", 12)]
         cols += [("# of Calls", 12)]
         if self._by_shapes:
             cols += [("Input Shapes", max([len("Input Shapes")] + [len(r.input_shapes) for r in rows]))]
         if self._stack_n:
             cols += [("Source Location", max([len("Source Location")] + [len(f) for r in rows for f in r.stack]))]
+        if self._flops:
+            # torch's unit: the one that fits the smallest operator's FLOPs.
+            scale, unit = _flops_unit(min(r.flops for r in self if r.flops > 0))
+            cols += [("Total %s" % unit, 12)]
         line = "-" * (width + 2 + sum(w + 2 for _, w in cols))
         out = [line, "  ".join(["Name".rjust(width)] + [c.rjust(w) for c, w in cols]), line]
         pct = lambda part, whole: "%.2f%%" % (100.0 * part / whole if whole else 0.0)
@@ -272,23 +348,47 @@ class KeyAverages(list):
             if self._has_gpu:
                 cells += [_us(r.self_cuda_time_total), pct(r.self_cuda_time_total, self._sum_gpu),
                           _us(r.cuda_time_total), _us(r.cuda_time)]
+            if self._memory:
+                cells += [_memory_text(r.cpu_memory_usage), _memory_text(r.self_cpu_memory_usage)]
+                if self._cuda_memory:
+                    cells += [_memory_text(r.cuda_memory_usage), _memory_text(r.self_cuda_memory_usage)]
             cells.append(str(r.count))
             if self._by_shapes:
                 cells.append(r.input_shapes)
             if self._stack_n:
                 # As torch prints it: the innermost frame on the row's line, each caller below.
                 cells.append(r.stack[0] if r.stack else "")
+            if self._flops:
+                cells.append("%8.3f" % (r.flops * scale) if r.flops > 0 else "--")
             just = [c.rjust(w) for c, (_, w) in zip(cells, cols)]
             if self._stack_n:
-                just[-1] = cells[-1].ljust(cols[-1][1])
+                at = len(cells) - 1 - (1 if self._flops else 0)
+                just[at] = cells[at].ljust(cols[at][1])
             out.append("  ".join([name.rjust(width)] + just))
             for frame in r.stack[1:] if self._stack_n else ():
-                out.append("  ".join([" " * width] + [" " * w for _, w in cols[:-1]] + [frame.ljust(cols[-1][1])]))
+                at = len(cols) - 1 - (1 if self._flops else 0)
+                out.append("  ".join([" " * width] + [" " * w for _, w in cols[:at]] + [frame.ljust(cols[at][1])]))
         out.append(line)
         out.append("Self CPU time total: %s" % _us(self._sum_self))
         if self._has_gpu:
             out.append("Self CUDA time total: %s" % _us(self._sum_gpu))
         return "\n".join(out) + "\n"
+
+
+def _memory_text(nbytes):
+    """Bytes as torch's tables print them: "20.00 Kb", "348 b"."""
+    for unit, size in (("Gb", 1 << 30), ("Mb", 1 << 20), ("Kb", 1 << 10)):
+        if abs(nbytes) >= size:
+            return "%.2f %s" % (nbytes / size, unit)
+    return "%d b" % nbytes
+
+
+def _flops_unit(smallest):
+    """torch's FLOPs unit for a table: a scale and "FLOPs", "KFLOPs", ... "PFLOPs"."""
+    import math
+    units = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+    k = int(max(0.0, min(math.log10(smallest) / 3, float(len(units) - 1))))
+    return 10.0 ** (-3 * k), units[k]
 
 
 def _us(value):
@@ -338,13 +438,14 @@ class profile:
                            "every step is recorded as one window")
         self._with_stack = bool(with_stack)
         self._stacks_before = None
-        for name, value, why in (
-                ("profile_memory", profile_memory, "memory comes from libringprof_malloc.so (docs/memory.md)"),
-                ("with_flops", with_flops, "FLOPs are not estimated"),
-                ("with_modules", with_modules, "module hierarchy is not recorded"),
-                ("experimental_config", experimental_config, "not used")):
-            if value:
-                _warn("%s ignored: %s" % (name, why))
+        self._profile_memory = bool(profile_memory)
+        self._memory_installed = False
+        self._with_flops = bool(with_flops)
+        self._flops_before = None
+        self._with_modules = bool(with_modules)
+        self._modules_installed = False
+        if experimental_config:
+            _warn("experimental_config ignored: not used")
         if activities is not None:
             for a in activities:
                 if getattr(a, "name", str(a)) not in _ACTIVITY_NAMES:
@@ -386,6 +487,18 @@ class profile:
         _ext._set_record_stacks(self._with_stack)
         if self._with_stack and not _ringprof._ringprof._python_frames()[0]:
             _warn("with_stack: %s" % _ringprof._ringprof._python_frames()[1])
+        # with_flops: the windows' operators carry their FLOPs; restored at stop().
+        self._flops_before = _ext._record_flops()
+        _ext._set_record_flops(self._with_flops)
+        # profile_memory: PyTorch's allocations and frees on this thread (and
+        # the threads that take its state: autograd's, intra-op workers').
+        if self._profile_memory:
+            self._memory_installed = _ext._install_memory_reporting()
+            if not self._memory_installed:
+                _warn("profile_memory: PyTorch refused ringprof's memory reporting; no memory recorded")
+        # with_modules: a zone around each nn.Module's forward.
+        if self._with_modules:
+            self._modules_installed = _modules.install()
         self._callback = _ringprof.on_window_complete(self._windows.put)
         if self._params is not None:
             _ringprof.set_schedule(**self._params)
@@ -408,9 +521,16 @@ class profile:
             return
         self._open = False
         window_open = self._params is None or self._action(self.step_num) in ("record", "save")
+        if self._modules_installed:
+            _modules.uninstall()  # module zones a raise left open end inside the window
+            self._modules_installed = False
         _ringprof.set_schedule()  # removes it, closing the window still open
         _ext._set_record_shapes(self._shapes_before)  # (syncs the capture too)
         _ext._set_record_stacks(self._stacks_before)
+        _ext._set_record_flops(self._flops_before)
+        if self._memory_installed:
+            _ext._uninstall_memory_reporting()
+            self._memory_installed = False
         if window_open:
             self._deliver()
         _ringprof.remove_window_callback(self._callback)
@@ -437,7 +557,7 @@ class profile:
         if n and not self._with_stack:
             _warn("group_by_stack_n without with_stack=True: operators carry no stacks, every row has none")
         return KeyAverages(_ringprof_tools.table(self._files(), self._window_id(), bool(group_by_input_shape), "", n),
-                           bool(group_by_input_shape), n)
+                           bool(group_by_input_shape), n, self._profile_memory, self._with_flops)
 
     @property
     def window_id(self):

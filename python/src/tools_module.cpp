@@ -63,6 +63,9 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
     row["gpu_self_ns"] = r.gpu_self_ns;
     row["gpu_total_ns"] = r.gpu_total_ns;
     row["self_mem"] = r.self_mem;
+    row["flops"] = r.flops;
+    row["self_device_mem"] = r.self_device_mem;
+    row["device_mem"] = r.device_mem;
     row["mem"] = r.mem;
     row["stack"] = r.stack;
     rows.append(row);
@@ -73,6 +76,11 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
   d["has_gpu"] = result.has_gpu;
   d["sum_gpu_ns"] = result.sum_gpu_ns;
   d["has_memory"] = result.has_memory;
+  d["has_flops"] = result.has_flops;
+  d["mem_allocated"] = result.mem_allocated;
+  d["mem_freed"] = result.mem_freed;
+  d["mem_outside"] = result.mem_outside_zones;
+  d["mem_outside_events"] = result.mem_outside_events;
   d["problems"] = problems;
   return d;
 }

@@ -17,6 +17,7 @@
 #include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/ringprof.h"
 #include "torch_collectives.h"
+#include "torch_flops.h"
 #include "torch_names.h"
 #include "zone_bits.h"
 
@@ -27,6 +28,12 @@ std::atomic<int> g_level{kSampled};
 std::atomic<double> g_sampling{0.01};
 std::atomic<bool> g_shapes{true};
 std::atomic<bool> g_stacks{false};
+std::atomic<bool> g_flops{false};
+// What the registered inputs callback records: shapes and types, FLOPs.
+// Set under g_mu whenever the registration is looked at, read by the
+// callback (an operator running meanwhile may see the old pair).
+std::atomic<bool> g_cb_shapes{false};
+std::atomic<bool> g_cb_flops{false};
 
 // Registration state, under g_mu.
 std::mutex g_mu;
@@ -50,6 +57,8 @@ constexpr const char* kFlowName = "fwdbwd";
 // The argument keys torch.profiler's traces use for the same facts.
 constexpr const char* kInputDims = "Input Dims";
 constexpr const char* kInputType = "Input type";
+// FLOPs of the operators torch.profiler counts (with_flops; torch_flops.h).
+constexpr const char* kFlops = "flops";
 
 // Per thread: which open operators were recorded (a bit per nesting depth, so
 // an end is recorded only after a recorded begin) and the last forward
@@ -121,7 +130,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 // entry per input, a tensor's sizes and dtype ("[[64, 16], [16]]", "[float,
 // float]"), [] and "Scalar" for a number, [] and "TensorList" for a list of
 // tensors, [] and nothing for anything else (an undefined tensor, a string).
-void record_inputs(const at::RecordFunction& fn) {
+void record_shapes(const at::RecordFunction& fn) {
   std::string& dims = t_inputs.dims;
   std::string& types = t_inputs.types;
   dims.assign(1, '[');
@@ -161,6 +170,15 @@ void record_inputs(const at::RecordFunction& fn) {
   types += ']';
   zone_arg(kInputDims, dims);
   zone_arg(kInputType, types);
+}
+
+// What the detailed level records of the operator's inputs: shapes and
+// types, and its FLOPs where torch.profiler counts them.
+void record_inputs(const at::RecordFunction& fn) {
+  if (g_cb_shapes.load(std::memory_order_relaxed)) record_shapes(fn);
+  if (g_cb_flops.load(std::memory_order_relaxed)) {
+    if (const auto flops = op_flops(fn.name(), fn.inputs())) zone_arg(kFlops, static_cast<int64_t>(*flops));
+  }
 }
 
 // As on_start, and the operator's input shapes and types as its arguments
@@ -251,7 +269,7 @@ std::unique_ptr<at::ObserverContext> on_async_start(const at::RecordFunction& fn
   // The work's tensors, as an operator's: arguments right after the begin
   // belong to the span.
   try {
-    record_inputs(fn);
+    record_shapes(fn);
   } catch (...) {
   }
   // The group, sequence number and queueing time ringprof.torch noted when
@@ -307,9 +325,13 @@ void apply_locked(bool detailed, bool off) {
   }
   // Input shapes cost a callback that copies the inputs' sizes: only while
   // the effective level is detailed, as the capture's levels promise.
-  const bool inputs = want > 0 && detailed && g_shapes.load();
+  const bool shapes = want > 0 && detailed && g_shapes.load();
+  const bool flops = want > 0 && detailed && g_flops.load();
+  const bool inputs = shapes || flops;
   // Stacks likewise: a frame walk per operator belongs in detailed windows.
   const bool stacks = want > 0 && detailed && g_stacks.load();
+  g_cb_shapes.store(shapes);
+  g_cb_flops.store(flops);
   if (want == g_registered && inputs == g_registered_inputs && stacks == g_registered_stacks) return;
   if (g_handle != at::INVALID_CALLBACK_HANDLE) at::removeCallback(g_handle);
   g_handle = at::INVALID_CALLBACK_HANDLE;
@@ -425,6 +447,13 @@ void set_record_stacks(bool on) {
 }
 
 bool record_stacks() { return g_stacks.load(); }
+
+void set_record_flops(bool on) {
+  g_flops.store(on);
+  sync();
+}
+
+bool record_flops() { return g_flops.load(); }
 
 bool recording_stacks() {
   std::lock_guard<std::mutex> lock(g_mu);

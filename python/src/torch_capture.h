@@ -59,6 +59,13 @@ bool record_stacks();
 // Whether the registered callback records stacks now.
 bool recording_stacks();
 
+// FLOPs (ringprof.torch.profile(with_flops=True)): each operator that
+// torch.profiler counts FLOPs for (torch_flops.h), recorded while the
+// effective level is detailed and this is on, gets a zone argument "flops"
+// computed from its inputs' shapes, as torch computes it. Off by default.
+void set_record_flops(bool on);
+bool record_flops();
+
 // Benchmarks: a global callback that does nothing, registered as the
 // capture's is (same scopes): the floor of any capture through RecordFunction.
 void set_noop_callback(bool on, double probability = 1.0);

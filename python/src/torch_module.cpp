@@ -8,6 +8,7 @@
 
 #include "torch_capture.h"
 #include "torch_collectives.h"
+#include "torch_memory.h"
 
 namespace py = pybind11;
 
@@ -29,6 +30,12 @@ PYBIND11_MODULE(_ringprof_torch, m) {
   m.def("_set_record_stacks", &set_record_stacks);
   m.def("_record_stacks", &record_stacks);
   m.def("_recording_stacks", &recording_stacks);
+  m.def("_set_record_flops", &set_record_flops);
+  m.def("_record_flops", &record_flops);
+  m.def("_install_memory_reporting", &install_memory_reporting,
+        "Puts ringprof's memory reporting on this thread (torch_memory.h).");
+  m.def("_uninstall_memory_reporting", &uninstall_memory_reporting);
+  m.def("_memory_reporting_installed", &memory_reporting_installed);
   m.def("_note_collective", &note_collective, py::arg("group"), py::arg("seq"), py::arg("tensors"),
         "Notes a torch.distributed call about to be enqueued (torch_collectives.h).");
   m.def("_collective_notes", &collective_notes);

@@ -41,6 +41,7 @@
     pct: function (v) { return v === null ? '-' : pct(v); },
     pct100: function (v) { return v === null ? '-' : v.toFixed(1) + '%'; },
     gbps: function (v) { return v === null ? '-' : v.toFixed(2) + ' GB/s'; },
+    gflops: function (v) { return v === null ? '-' : v.toFixed(3) + ' GFLOP/s'; },
     source: function (v) { return v === null || v === undefined ? '' : String(v); }
   };
 
@@ -213,6 +214,11 @@
       { key: 'max_ns', label: 'Max', type: 'dur' }];
     if (ops.has_gpu) cols.push({ key: 'gpu_self_ns', label: 'Self GPU', type: 'dur' }, { key: 'gpu_total_ns', label: 'GPU', type: 'dur' });
     if (ops.has_memory) cols.push({ key: 'self_mem', label: 'Self mem', type: 'bytes' }, { key: 'mem', label: 'Mem', type: 'bytes' });
+    if (ops.has_flops) {
+      // Achieved FLOP/s: the operator's FLOPs over its total time (FLOP per ns = GFLOP/s).
+      ops.rows.forEach(function (r) { r.gflops_per_s = r.flops && r.total_ns ? r.flops / r.total_ns : null; });
+      cols.push({ key: 'flops', label: 'FLOPs', type: 'count' }, { key: 'gflops_per_s', label: 'FLOP/s', type: 'gflops' });
+    }
     section('operators', 'Operators', [
       el('p', { class: 'muted', text: formats.count(ops.zones) + ' zones, ' + dur(ops.sum_self_ns) + ' of self time.' }),
       table('operators-table', cols, ops.rows, 'total_ns')]);

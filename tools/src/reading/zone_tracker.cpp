@@ -167,19 +167,23 @@ void ZoneTracker::close_top(uint32_t thread_index, Thread& t, uint64_t end_ns, b
   z.unterminated = unterminated;
   z.self_mem = open.self_mem;
   z.mem = open.self_mem + open.children_mem;
+  z.self_device_mem = open.self_device_mem;
+  z.device_mem = open.self_device_mem + open.children_device_mem;
   z.args = std::move(open.args);
   z.stack = open.stack;
   if (!t.stack.empty()) {
     t.stack.back().children_ns += z.duration_ns();
     t.stack.back().children_mem += z.mem;
+    t.stack.back().children_device_mem += z.device_mem;
   }
   on_close_(z);
 }
 
-bool ZoneTracker::add_memory(uint32_t thread_index, int64_t bytes) {
+bool ZoneTracker::add_memory(uint32_t thread_index, int64_t bytes, bool device) {
   auto it = threads_.find(thread_index);
   if (it == threads_.end() || it->second.stack.empty()) return false;
   it->second.stack.back().self_mem += bytes;
+  if (device) it->second.stack.back().self_device_mem += bytes;
   return true;
 }
 

@@ -102,6 +102,7 @@ void operators(JsonWriter& j, const TableResult& t) {
   j.open('{');
   j.field("has_gpu", t.has_gpu);
   j.field("has_memory", t.has_memory);
+  j.field("has_flops", t.has_flops);
   j.field("zones", t.zones);
   j.field("sum_self_ns", t.sum_self_ns);
   j.key("rows");
@@ -119,6 +120,7 @@ void operators(JsonWriter& j, const TableResult& t) {
     j.field("gpu_total_ns", r.gpu_total_ns);
     j.field("self_mem", r.self_mem);
     j.field("mem", r.mem);
+    j.field("flops", r.flops);
     j.close('}');
   }
   j.close(']');

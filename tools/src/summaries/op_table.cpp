@@ -1,6 +1,7 @@
 #include "ringprof/tools/op_table.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include "ringprof/tools/thread_filter.h"
 #include "ringprof/tools/trace_range.h"
 #include "ringprof/tools/zone_tracker.h"
+#include "common/number_text.h"
 #include "common/text_table.h"
 
 namespace ringprof {
@@ -20,7 +22,7 @@ std::optional<TableColumn> parse_table_column(const std::string& text) {
       {"name", TableColumn::Name},        {"calls", TableColumn::Calls},      {"total", TableColumn::Total},
       {"self", TableColumn::Self},        {"avg", TableColumn::Avg},          {"min", TableColumn::Min},
       {"max", TableColumn::Max},          {"self_gpu", TableColumn::SelfGpu}, {"gpu", TableColumn::GpuTotal},
-      {"self_mem", TableColumn::SelfMem}, {"mem", TableColumn::Mem}};
+      {"self_mem", TableColumn::SelfMem}, {"mem", TableColumn::Mem},          {"flops", TableColumn::Flops}};
   for (const auto& [name, col] : kNames)
     if (text == name) return col;
   return std::nullopt;
@@ -49,6 +51,8 @@ class TableBuilder final : public SegmentVisitor {
   void begin_process(const ProcessState& p) override {
     process_ = &p;
     stack_text_.clear();  // stack ids are per process
+    flops_key_.clear();
+    device_pool_.clear();
     zones_.clear();
     gpu_.begin_process(p);
     memory_.clear();
@@ -73,8 +77,11 @@ class TableBuilder final : public SegmentVisitor {
       gpu_.event(e);
       // Zones in segment (per-thread) order, sizes from the time-ordered pairing.
       if (kind_is_memory(e.kind) && !mem_bytes_.empty() && mem_bytes_[i] != 0 &&
-          !zones_.add_memory(e.thread_index, mem_bytes_[i]) && threads_.matches(*process_, e.thread_index))
+          !zones_.add_memory(e.thread_index, mem_bytes_[i], is_device_pool(e.loc)) &&
+          threads_.matches(*process_, e.thread_index)) {
         mem_outside_ += mem_bytes_[i];
+        ++mem_outside_events_;
+      }
     }
     if (!view.segment.gpu.empty()) gpu_.gpu_records(view.segment);
   }
@@ -100,9 +107,11 @@ class TableBuilder final : public SegmentVisitor {
     r.sum_gpu_ns = sum_gpu_ns_;
     r.gpu_outside_zones_ns = gpu_outside_ns_;
     r.has_memory = has_memory_;
+    r.has_flops = has_flops_;
     r.mem_allocated = mem_allocated_;
     r.mem_freed = mem_freed_;
     r.mem_outside_zones = mem_outside_;
+    r.mem_outside_events = mem_outside_events_;
     r.unmatched_frees = unmatched_frees_;
     sort_table_rows(r.rows, options_.sort);
     if (options_.top > 0 && r.rows.size() > options_.top) r.rows.resize(options_.top);
@@ -116,7 +125,18 @@ class TableBuilder final : public SegmentVisitor {
     const uint64_t d = z.duration_ns();
     if (row.calls == 0 && options_.group_by_args) {
       for (const ZoneArgIds& a : z.args)
-        row.arg_list.emplace_back(process_->location_name(a.key), zone_arg_value(*process_, a.value));
+        if (!is_flops(a.key))
+          row.arg_list.emplace_back(process_->location_name(a.key), zone_arg_value(*process_, a.value));
+    }
+    for (const ZoneArgIds& a : z.args) {
+      if (!is_flops(a.key)) continue;
+      const std::string v = zone_arg_value(*process_, a.value);
+      uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec == std::errc() && end == v.data() + v.size()) {
+        row.flops += n;
+        has_flops_ = true;
+      }
     }
     if (row.calls == 0) row.min_ns = d;  // a row made by GPU work first has no calls yet
     ++row.calls;
@@ -126,6 +146,8 @@ class TableBuilder final : public SegmentVisitor {
     row.max_ns = std::max(row.max_ns, d);
     row.self_mem += z.self_mem;
     row.mem += z.mem;
+    row.self_device_mem += z.self_device_mem;
+    row.device_mem += z.device_mem;
   }
 
   // GPU work goes to its operators: Self GPU to the innermost, GPU total to
@@ -156,9 +178,37 @@ class TableBuilder final : public SegmentVisitor {
   // them, then "\x1e<frame>" for each of its first N stack frames when
   // grouped by stack.
   std::string key(uint32_t loc, const std::vector<ZoneArgIds>& args, uint32_t stack) {
-    std::string k = options_.group_by_args ? zone_key_with_args(*process_, loc, args) : process_->location_name(loc);
+    std::string k;
+    if (options_.group_by_args) {
+      // FLOPs are a measure, summed per row, not a part of its key.
+      bool any = false;
+      for (const ZoneArgIds& a : args) any = any || is_flops(a.key);
+      if (any) {
+        std::vector<ZoneArgIds> kept;
+        for (const ZoneArgIds& a : args)
+          if (!is_flops(a.key)) kept.push_back(a);
+        k = zone_key_with_args(*process_, loc, kept);
+      } else {
+        k = zone_key_with_args(*process_, loc, args);
+      }
+    } else {
+      k = process_->location_name(loc);
+    }
     if (options_.group_by_stack_n && stack) k += stack_text(stack);
     return k;
+  }
+  // Whether a memory pool is a device's: one ringprof.torch names after a
+  // device other than the CPU ("torch:cuda:0"), cached per id.
+  bool is_device_pool(uint32_t pool_id) {
+    auto [it, inserted] = device_pool_.try_emplace(pool_id, false);
+    if (inserted) it->second = is_device_pool_name(process_->location_name(pool_id));
+    return it->second;
+  }
+  // Whether an argument key is "flops" (ringprof.torch's with_flops), cached per id.
+  bool is_flops(uint32_t key_id) {
+    auto [it, inserted] = flops_key_.try_emplace(key_id, false);
+    if (inserted) it->second = process_->location_name(key_id) == kFlopsArgKey;
+    return it->second;
   }
   // "\x1e<frame>" for each of the stack's first N frames (cached per id).
   const std::string& stack_text(uint32_t stack) {
@@ -206,11 +256,15 @@ class TableBuilder final : public SegmentVisitor {
   uint64_t mem_allocated_ = 0;
   uint64_t mem_freed_ = 0;
   int64_t mem_outside_ = 0;
+  uint64_t mem_outside_events_ = 0;
   uint64_t unmatched_frees_ = 0;
   const ProcessState* process_ = nullptr;
   std::unordered_map<std::string, TableRow> rows_;
   std::unique_ptr<StackResolver> resolver_;  // group_by_stack_n only
   std::unordered_map<uint32_t, std::string> stack_text_;
+  std::unordered_map<uint32_t, bool> flops_key_;    // by argument key id, per process
+  std::unordered_map<uint32_t, bool> device_pool_;  // by pool id, per process
+  bool has_flops_ = false;
 };
 
 int64_t column_value(const TableRow& r, TableColumn c) {
@@ -226,6 +280,7 @@ int64_t column_value(const TableRow& r, TableColumn c) {
     case TableColumn::Max: return static_cast<int64_t>(r.max_ns);
     case TableColumn::SelfGpu: return static_cast<int64_t>(r.gpu_self_ns);
     case TableColumn::GpuTotal: return static_cast<int64_t>(r.gpu_total_ns);
+    case TableColumn::Flops: return static_cast<int64_t>(r.flops);
     case TableColumn::Name: break;
   }
   return 0;
@@ -243,6 +298,8 @@ void sort_table_rows(std::vector<TableRow>& rows, TableColumn column) {
     return a.args != b.args ? a.args < b.args : a.stack < b.stack;
   });
 }
+
+bool is_device_pool_name(std::string_view pool) { return pool.substr(0, 6) == "torch:" && pool != "torch:cpu"; }
 
 std::string format_percent(uint64_t part, uint64_t whole) {
   if (whole == 0) return "0.00";
@@ -281,6 +338,10 @@ std::string format_table(const TableResult& table, TableFormat format) {
     headers.insert(headers.end(), {"Self Mem (B)", "Mem (B)"});
     csv_headers.insert(csv_headers.end(), {"self_mem_bytes", "mem_bytes"});
   }
+  if (table.has_flops) {
+    headers.insert(headers.end(), {"FLOPs", "GFLOP/s"});
+    csv_headers.insert(csv_headers.end(), {"flops", "gflops_per_s"});
+  }
   if (table.has_stacks) {
     headers.push_back("Source location");
     csv_headers.push_back("stack");
@@ -299,6 +360,13 @@ std::string format_table(const TableResult& table, TableFormat format) {
     if (table.has_memory) {
       cells.back().push_back(std::to_string(r.self_mem));
       cells.back().push_back(std::to_string(r.mem));
+    }
+    if (table.has_flops) {
+      // Achieved rate over the operator's own calls: FLOPs / total time (ns), so GFLOP/s.
+      cells.back().push_back(r.flops ? std::to_string(r.flops) : "");
+      cells.back().push_back(r.flops && r.total_ns
+                                 ? internal::fixed(static_cast<double>(r.flops) / static_cast<double>(r.total_ns), 3)
+                                 : "");
     }
     if (table.has_stacks) {
       if (format == TableFormat::Csv) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ringprof/tools/time_range.h"
@@ -28,8 +29,11 @@
 
 namespace ringprof {
 
-enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTotal, SelfMem, Mem };
-// "name", "calls", "total", "self", "avg", "min", "max", "self_gpu", "gpu", "self_mem", "mem".
+// The zone argument that carries an operator's FLOPs (ringprof.torch).
+inline constexpr const char* kFlopsArgKey = "flops";
+
+enum class TableColumn { Name, Calls, Total, Self, Avg, Min, Max, SelfGpu, GpuTotal, SelfMem, Mem, Flops };
+// "name", "calls", "total", "self", "avg", "min", "max", "self_gpu", "gpu", "self_mem", "mem", "flops".
 std::optional<TableColumn> parse_table_column(const std::string& text);
 
 struct TableOptions {
@@ -69,6 +73,13 @@ struct TableRow {
   // Bytes allocated minus bytes freed inside the zone (see above).
   int64_t self_mem = 0;
   int64_t mem = 0;
+  // The part of self_mem and mem in device pools (is_device_pool_name).
+  int64_t self_device_mem = 0;
+  int64_t device_mem = 0;
+  // Floating-point operations: the sum of the zones' "flops" argument
+  // (ringprof.torch's with_flops, torch.profiler's formulas). Not a part of
+  // the row's key when grouped by arguments.
+  uint64_t flops = 0;
   uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
 };
 
@@ -85,13 +96,20 @@ struct TableResult {
   bool has_memory = false;           // memory events in the range: memory columns are shown
   bool has_args = false;             // grouped by arguments: an Args column is shown
   bool has_stacks = false;           // grouped by stacks: a Source location column is shown
+  bool has_flops = false;            // zones with a "flops" argument: FLOPs and GFLOP/s columns are shown
   uint64_t mem_allocated = 0;        // bytes, every memory event in the range
   uint64_t mem_freed = 0;
   int64_t mem_outside_zones = 0;     // net bytes of events with no zone open on their thread
+  uint64_t mem_outside_events = 0;   // ... and how many there were
   uint64_t unmatched_frees = 0;
 };
 
 TableResult compute_table(TraceReader& reader, const TableOptions& options);
+
+// Whether a memory pool holds a device's memory rather than the host's: the
+// pools ringprof.torch names after a device other than the CPU
+// ("torch:cuda:0"; "torch:cpu" and every other pool are the host's).
+bool is_device_pool_name(std::string_view pool);
 
 // Sorts rows in place by `column` (ties broken by name, then arguments, so
 // output is stable).

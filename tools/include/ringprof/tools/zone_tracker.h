@@ -72,6 +72,9 @@ struct ClosedZone {
   // was the innermost open one (self), and in it or any zone inside it.
   int64_t self_mem = 0;
   int64_t mem = 0;
+  // The part of self_mem and mem in device pools (add_memory's `device`).
+  int64_t self_device_mem = 0;
+  int64_t device_mem = 0;
   std::vector<ZoneArgIds> args;  // in the order their keys first came
   uint32_t stack = 0;            // ZoneStack: its stack id; 0 when none was recorded
   // An async span (set_on_async): its id and the thread its end came from.
@@ -95,8 +98,9 @@ class ZoneTracker {
   // Feed every event of the process, each thread's in recorded order.
   void add(const DecodedEvent& e);
   // Charges `bytes` (negative for a free) to the innermost zone open on the
-  // thread; false when none is open (nothing charged).
-  bool add_memory(uint32_t thread_index, int64_t bytes);
+  // thread; false when none is open (nothing charged). `device`: a device
+  // pool's block (a GPU's), counted in the device columns too.
+  bool add_memory(uint32_t thread_index, int64_t bytes, bool device = false);
   // The innermost zone open on the thread (its location id), 0 when none.
   uint32_t innermost(uint32_t thread_index) const;
   // Close what is still open (end of the process's data).
@@ -127,6 +131,8 @@ class ZoneTracker {
     uint32_t loc;
     int64_t self_mem = 0;
     int64_t children_mem = 0;
+    int64_t self_device_mem = 0;
+    int64_t children_device_mem = 0;
     std::vector<ZoneArgIds> args{};
     uint32_t stack = 0;
   };

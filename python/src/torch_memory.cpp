@@ -1,0 +1,124 @@
+// torch_memory.cpp — c10's memory-reporting hook as ringprof memory events
+// (torch_memory.h).
+#include "torch_memory.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "ringprof/ringprof.h"
+
+namespace ringprof::torch_operators {
+namespace {
+
+// Pool ids and counter names per device, made once per device and kept for
+// the process (memory_pool() and counter() take static names).
+struct DeviceNames {
+  uint16_t pool = 0;
+  const char* allocated = nullptr;
+  const char* reserved = nullptr;
+};
+constexpr int kDeviceTypes = static_cast<int>(c10::DeviceType::COMPILE_TIME_MAX_DEVICE_TYPES);
+constexpr int kDevicesPerType = 64;  // device index 0..63; more share the last entry
+std::mutex g_names_mu;
+std::array<std::array<DeviceNames, kDevicesPerType>, kDeviceTypes> g_names{};  // under g_names_mu once set
+
+const DeviceNames& names_for(c10::Device device) {
+  const int type = static_cast<int>(device.type());
+  int index = device.has_index() ? device.index() : 0;
+  if (index < 0) index = 0;
+  if (index >= kDevicesPerType) index = kDevicesPerType - 1;
+  std::lock_guard<std::mutex> lock(g_names_mu);
+  DeviceNames& n = g_names[static_cast<size_t>(type < kDeviceTypes ? type : 0)][static_cast<size_t>(index)];
+  if (n.allocated == nullptr) {
+    // "torch:cpu", "torch:cuda:0": the CPU has one pool, each GPU one.
+    std::string pool = "torch:" + c10::DeviceTypeName(device.type(), true);
+    if (device.type() != c10::DeviceType::CPU) pool += ":" + std::to_string(index);
+    // Never freed: the names must outlive every event that points at them.
+    const char* p = (new std::string(pool))->c_str();
+    n.pool = memory_pool(p);
+    n.reserved = (new std::string(pool + " reserved"))->c_str();
+    n.allocated = (new std::string(pool + " allocated"))->c_str();
+  }
+  return n;
+}
+
+class Reporter final : public c10::MemoryReportingInfoBase {
+ public:
+  // No `override` on any of these: PyTorch declares one of the two
+  // reportMemoryUsage signatures, and a compiler that sees override on some
+  // members wants it on all.
+  bool memoryProfilingEnabled() const { return detailed(); }
+
+  // Two signatures, so one of them overrides PyTorch's whichever it declares
+  // (1.x: int64_t totals; 2.x: size_t).
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, int64_t total_allocated, int64_t total_reserved,
+                         c10::Device device) {
+    report(ptr, alloc_size, static_cast<double>(total_allocated), static_cast<double>(total_reserved), device);
+  }
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, size_t total_allocated, size_t total_reserved,
+                         c10::Device device) {
+    report(ptr, alloc_size, static_cast<double>(total_allocated), static_cast<double>(total_reserved), device);
+  }
+
+ private:
+  static void report(void* ptr, int64_t size, double allocated, double reserved, c10::Device device) {
+    if (!detailed()) return;
+    const DeviceNames& n = names_for(device);
+    if (size >= 0)
+      memory_alloc(ptr, static_cast<size_t>(size), n.pool);
+    else
+      memory_free(ptr, static_cast<size_t>(-size), n.pool);
+    counter(n.allocated, allocated);
+    // The CPU allocator reports no pool of its own: reserved is 0 there.
+    if (reserved > 0) counter(n.reserved, reserved);
+  }
+};
+
+thread_local std::shared_ptr<Reporter> t_reporter;
+thread_local int t_installs = 0;
+
+}  // namespace
+
+bool install_memory_reporting() {
+  if (t_installs > 0) {
+    ++t_installs;
+    return true;
+  }
+  try {
+    auto reporter = std::make_shared<Reporter>();
+    c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, reporter);
+    t_reporter = std::move(reporter);
+    t_installs = 1;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool uninstall_memory_reporting() {
+  if (t_installs == 0) return true;
+  if (--t_installs > 0) return true;
+  // Only ours, from the top of the stack: anything pushed above it since
+  // (torch.profiler, a guard) stays as it is.
+  bool popped = false;
+  try {
+    if (c10::ThreadLocalDebugInfo::current() != nullptr &&
+        c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE).get() == t_reporter.get()) {
+      c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+      popped = true;
+    }
+  } catch (...) {
+  }
+  t_reporter.reset();
+  return popped;
+}
+
+bool memory_reporting_installed() { return t_installs > 0; }
+
+}  // namespace ringprof::torch_operators
