@@ -114,6 +114,20 @@ export async function checkOperators(c, page, f) {
     cols.push(['gpu_self_ns', 'self_gpu_us', us], ['gpu_total_ns', 'gpu_total_us', us]);
   }
   if (header.includes('self_mem_bytes')) cols.push(['self_mem', 'self_mem_bytes', same], ['mem', 'mem_bytes', same]);
+  if (header.includes('flops')) {
+    // FLOPs exactly (0 on the page where the CLI leaves the cell empty); the
+    // page's FLOP/s unrounded against the CLI's three decimals.
+    cols.push(['flops', 'flops', (v) => (v === '' ? '0' : v)],
+      ['gflops_per_s', 'gflops_per_s', (v, row) => (v === '' ? '' : row.__page_gflops)]);
+    const t = await readTable(page, 'operators-table');
+    if (t) {
+      const g = t.keys.indexOf('gflops_per_s'), n = t.keys.indexOf('name');
+      for (const cli of f.table) {
+        const r = t.rows.find((x) => x[n] === cli.name);
+        cli.__page_gflops = r && g >= 0 && r[g] !== '' && Number(r[g]).toFixed(3) === cli.gflops_per_s ? r[g] : `~${cli.gflops_per_s}`;
+      }
+    }
+  }
   await compareTable(c, page, 'operators-table', f.table, ['name', 'name'], cols);
 }
 
