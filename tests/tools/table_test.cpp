@@ -10,8 +10,14 @@
 //     237.5; B 3 calls, total 300, self 300, min = max = avg = 100.
 //     Sum of self: 1800 + 950 + 300 = 3050 us.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include "support/trace_builder.h"
+#include "ringprof/ringprof.h"
+#include "ringprof/sinks.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/trace_reader.h"
 #include "support/test_support.h"
@@ -223,6 +229,369 @@ TEST(Table, SelfTimeOfNestedAndRecursiveZones) {
   EXPECT_EQ(r.rows[1].self_ns, 10u);
   EXPECT_EQ(r.sum_self_ns, 100u);
   EXPECT_EQ(r.unmatched_zone_ends, 1u);
+}
+
+// FLOPs, exactly, from a hand-built trace (times known to the nanosecond):
+//   step [0, 1000] us
+//     aten::mm    [100, 200] us  flops=1000000
+//     aten::mm    [300, 500] us  flops=2500000
+//     aten::relu  [600, 650] us  (no arguments)
+//     aten::addmm [700, 900] us  flops=300000
+//       aten::copy_ [750, 800] us
+// So aten::mm: 2 calls, 300 us, 3500000 FLOPs, 3500000 / 300000 ns = 11.667
+// GFLOP/s; aten::addmm 300000 FLOPs over its total 200000 ns (not its self
+// 150000) = 1.500; the others none (step's children's FLOPs are not its own).
+// step self: 1000 - 100 - 200 - 50 - 200 = 450 us; sum of self 1000 us.
+std::string flops_trace(const test::TempDir& dir) {
+  TraceBuilder b;
+  const uint32_t th = b.thread(100, "main");
+  const uint32_t step = b.location("step"), mm = b.location("aten::mm"), relu = b.location("aten::relu");
+  const uint32_t addmm = b.location("aten::addmm"), copy = b.location("aten::copy_");
+  const uint32_t flops = b.location("flops");
+  b.begin(th, T, step);
+  b.begin(th, T + 100 * kUs, mm);
+  b.arg(th, T + 100 * kUs, flops, b.location("1000000"));
+  b.end(th, T + 200 * kUs);
+  b.begin(th, T + 300 * kUs, mm);
+  b.arg(th, T + 300 * kUs, flops, b.location("2500000"));
+  b.end(th, T + 500 * kUs);
+  b.begin(th, T + 600 * kUs, relu);
+  b.end(th, T + 650 * kUs);
+  b.begin(th, T + 700 * kUs, addmm);
+  b.arg(th, T + 700 * kUs, flops, b.location("300000"));
+  b.begin(th, T + 750 * kUs, copy);
+  b.end(th, T + 800 * kUs);
+  b.end(th, T + 900 * kUs);
+  b.end(th, T + 1000 * kUs);
+  b.flush();
+  test::write_file(dir.file("flops.rpf"), b.bytes());
+  return dir.file("flops.rpf");
+}
+
+TEST(TableFlops, SummedPerRowWithRateColumnsAndSort) {
+  const test::TempDir dir;
+  const std::string path = flops_trace(dir);
+  auto table = [&](TableColumn sort) {
+    TraceReader reader({path});
+    TableOptions o;
+    o.sort = sort;
+    TableResult r = compute_table(reader, o);
+    EXPECT_FALSE(reader.has_problems());
+    return r;
+  };
+  const TableResult r = table(TableColumn::Name);
+  EXPECT_TRUE(r.has_flops);
+  ASSERT_EQ(names(r), V({"aten::addmm", "aten::copy_", "aten::mm", "aten::relu", "step"}));
+  EXPECT_EQ(r.rows[0].flops, 300'000u);
+  EXPECT_EQ(r.rows[1].flops, 0u);
+  EXPECT_EQ(r.rows[2].calls, 2u);
+  EXPECT_EQ(r.rows[2].flops, 3'500'000u);
+  EXPECT_EQ(r.rows[3].flops, 0u);
+  EXPECT_EQ(r.rows[4].flops, 0u);  // a parent does not take its children's FLOPs
+  EXPECT_EQ(format_table(r, TableFormat::Csv),
+            "name,calls,total_us,total_pct,self_us,self_pct,avg_us,min_us,max_us,flops,gflops_per_s\n"
+            "aten::addmm,1,200.000,20.00,150.000,15.00,200.000,200.000,200.000,300000,1.500\n"
+            "aten::copy_,1,50.000,5.00,50.000,5.00,50.000,50.000,50.000,,\n"
+            "aten::mm,2,300.000,30.00,300.000,30.00,150.000,100.000,200.000,3500000,11.667\n"
+            "aten::relu,1,50.000,5.00,50.000,5.00,50.000,50.000,50.000,,\n"
+            "step,1,1000.000,100.00,450.000,45.00,1000.000,1000.000,1000.000,,\n");
+
+  const std::string text = format_table(r, TableFormat::Text);
+  const std::string header = text.substr(0, text.find('\n'));
+  EXPECT_NE(header.find("  FLOPs"), std::string::npos) << text;
+  EXPECT_NE(header.find("  GFLOP/s"), std::string::npos) << text;
+  EXPECT_LT(header.find("  Max"), header.find("  FLOPs")) << text;
+  EXPECT_LT(header.find("  FLOPs"), header.find("  GFLOP/s")) << text;
+  const size_t mm_line = text.find("\naten::mm ");
+  ASSERT_NE(mm_line, std::string::npos) << text;
+  const std::string mm = text.substr(mm_line + 1, text.find('\n', mm_line + 1) - mm_line - 1);
+  EXPECT_NE(mm.find(" 3500000 "), std::string::npos) << mm;
+  EXPECT_EQ(mm.substr(mm.size() - 7), " 11.667") << mm;  // the last column, right-aligned
+
+  // --sort flops: descending, ties (no FLOPs) by name; neither the total's
+  // order (step, mm, addmm, copy_, relu) nor the name's.
+  EXPECT_EQ(parse_table_column("flops"), TableColumn::Flops);
+  EXPECT_FALSE(parse_table_column("FLOPs").has_value());
+  EXPECT_EQ(names(table(TableColumn::Flops)), V({"aten::mm", "aten::addmm", "aten::copy_", "aten::relu", "step"}));
+  EXPECT_EQ(names(table(TableColumn::Total)), V({"step", "aten::mm", "aten::addmm", "aten::copy_", "aten::relu"}));
+}
+
+// Tables of files recorded in this process by the library itself (rolling
+// file sink, no sampler, no GPU), at the detailed level so that memory events
+// are recorded (ringprof/memory.h). The sink is made here rather than by
+// start(Config), which keeps an immortal copy of each Config it starts with
+// (RINGPROF_FORK=record) that LeakSanitizer reports once several of these
+// tests run in one process.
+Config recording_config(const std::string& dir) {
+  Config c;
+  c.dir = dir;
+  c.sink = "file";
+  c.sample_hz = 0;
+  c.detailed_sample_hz = 0;
+  c.gpu = false;
+  c.drain_interval_ms = 2;
+  c.ops.crash_flush = false;
+  c.ops.signal_flush = false;
+  c.ops.trigger_poll_ms = 0;
+  return c;
+}
+
+template <class Body>
+void record(const test::TempDir& dir, Body&& body) {
+  const Config c = recording_config(dir.path());
+  ASSERT_TRUE(start(c, make_rolling_file_sink(c)));
+  set_mode(Level::Detailed);
+  ASSERT_TRUE(detailed());
+  body();
+  stop();
+  EXPECT_EQ(recorder_stats().dropped_ring, 0u);
+}
+
+TableResult recorded_table(const test::TempDir& dir, const TableOptions& o = {}) {
+  TraceReader reader({dir.path()});
+  TableResult r = compute_table(reader, o);
+  EXPECT_FALSE(reader.has_problems());
+  return r;
+}
+
+// The row of `name` (and, grouped by arguments, of `args`); fails the test when none.
+const TableRow& row_of(const TableResult& r, const std::string& name, const std::string& args = "") {
+  for (const TableRow& row : r.rows)
+    if (row.name == name && row.args == args) return row;
+  ADD_FAILURE() << "no row " << name << " [" << args << "]";
+  static const TableRow kNone;
+  return kNone;
+}
+
+const void* address(uintptr_t a) { return reinterpret_cast<const void*>(a); }
+
+// zone_arg("flops", int64) as ringprof.torch's with_flops records it: summed
+// per row, whether given before or after the operator's other arguments.
+TEST(TableFlops, RecordedFlopsArgumentsAreSummedPerRow) {
+  const test::TempDir dir;
+  record(dir, [] {
+    ASSERT_TRUE(zone_begin_static("step"));
+    ASSERT_TRUE(zone_begin_static("aten::mm"));
+    zone_arg("flops", int64_t{100});
+    zone_end();
+    ASSERT_TRUE(zone_begin_static("aten::mm"));
+    zone_arg("flops", int64_t{300});
+    zone_end();
+    ASSERT_TRUE(zone_begin_static("aten::addmm"));
+    zone_arg("Input Dims", "[[4], [4, 4], [4, 4]]");
+    zone_arg("flops", int64_t{128});
+    zone_end();
+    ASSERT_TRUE(zone_begin_static("aten::relu"));
+    zone_end();
+    zone_end();
+  });
+  TableOptions o;
+  o.sort = TableColumn::Flops;
+  const TableResult r = recorded_table(dir, o);
+  EXPECT_TRUE(r.has_flops);
+  EXPECT_FALSE(r.has_args);
+  ASSERT_EQ(names(r), V({"aten::mm", "aten::addmm", "aten::relu", "step"}));
+  EXPECT_EQ(r.rows[0].calls, 2u);
+  EXPECT_EQ(r.rows[0].flops, 400u);
+  EXPECT_EQ(r.rows[1].flops, 128u);
+  EXPECT_EQ(r.rows[2].flops, 0u);
+  EXPECT_EQ(r.rows[3].flops, 0u);
+  EXPECT_EQ(r.zones, 5u);
+  const std::string csv = format_table(r, TableFormat::Csv);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "name,calls,total_us,total_pct,self_us,self_pct,avg_us,min_us,max_us,flops,gflops_per_s");
+  EXPECT_NE(csv.find(",400,"), std::string::npos) << csv;
+  EXPECT_NE(format_table(r, TableFormat::Text).find("GFLOP/s"), std::string::npos);
+}
+
+// Grouped by arguments, "flops" is a measure and not a part of the key: two
+// calls with the same shapes and different FLOPs are one row, whose
+// arguments are the shapes only; a call whose only argument is "flops" joins
+// the row of the calls without arguments.
+TEST(TableFlops, NotAPartOfTheRowKeyWhenGroupedByArguments) {
+  const test::TempDir dir;
+  record(dir, [] {
+    ASSERT_TRUE(zone_begin_static("aten::mm"));
+    zone_arg("flops", int64_t{100});  // before the shapes
+    zone_arg("Input Dims", "[[2, 3], [3, 4]]");
+    zone_end();
+    ASSERT_TRUE(zone_begin_static("aten::mm"));
+    zone_arg("Input Dims", "[[2, 3], [3, 4]]");
+    zone_arg("flops", int64_t{300});  // after them
+    zone_end();
+    ASSERT_TRUE(zone_begin_static("aten::mm"));
+    zone_arg("Input Dims", "[[4, 4], [4, 4]]");
+    zone_arg("flops", int64_t{128});
+    zone_end();
+    ASSERT_TRUE(zone_begin_static("aten::mm"));
+    zone_arg("flops", int64_t{7});
+    zone_end();
+    ASSERT_TRUE(zone_begin_static("aten::mm"));
+    zone_end();
+  });
+  TableOptions o;
+  o.group_by_args = true;
+  o.sort = TableColumn::Flops;
+  const TableResult r = recorded_table(dir, o);
+  EXPECT_TRUE(r.has_args);
+  EXPECT_TRUE(r.has_flops);
+  ASSERT_EQ(r.rows.size(), 3u);
+  using Args = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(r.rows[0].name, "aten::mm");
+  EXPECT_EQ(r.rows[0].args, "Input Dims=[[2, 3], [3, 4]]");
+  EXPECT_EQ(r.rows[0].arg_list, (Args{{"Input Dims", "[[2, 3], [3, 4]]"}}));
+  EXPECT_EQ(r.rows[0].calls, 2u);
+  EXPECT_EQ(r.rows[0].flops, 400u);
+  EXPECT_EQ(r.rows[1].args, "Input Dims=[[4, 4], [4, 4]]");
+  EXPECT_EQ(r.rows[1].arg_list, (Args{{"Input Dims", "[[4, 4], [4, 4]]"}}));
+  EXPECT_EQ(r.rows[1].calls, 1u);
+  EXPECT_EQ(r.rows[1].flops, 128u);
+  EXPECT_EQ(r.rows[2].args, "");
+  EXPECT_TRUE(r.rows[2].arg_list.empty());
+  EXPECT_EQ(r.rows[2].calls, 2u);
+  EXPECT_EQ(r.rows[2].flops, 7u);
+  const std::string csv = format_table(r, TableFormat::Csv);
+  EXPECT_EQ(csv.find("flops="), std::string::npos) << csv;
+  EXPECT_NE(csv.find("aten::mm,\"Input Dims=[[2, 3], [3, 4]]\",2,"), std::string::npos) << csv;
+}
+
+// Without a "flops" argument (other arguments, a key that only starts with
+// "flops") there are no FLOPs columns.
+TEST(TableFlops, NoFlopsColumnsWithoutTheArgument) {
+  const test::TempDir dir;
+  record(dir, [] {
+    ASSERT_TRUE(zone_begin_static("aten::relu"));
+    zone_arg("Input Dims", "[[8]]");
+    zone_arg("flops_estimate", int64_t{5});
+    zone_end();
+  });
+  for (const bool by_args : {false, true}) {
+    SCOPED_TRACE(by_args);
+    TableOptions o;
+    o.group_by_args = by_args;
+    const TableResult r = recorded_table(dir, o);
+    EXPECT_FALSE(r.has_flops);
+    ASSERT_EQ(names(r), V({"aten::relu"}));
+    EXPECT_EQ(r.rows[0].flops, 0u);
+    const std::string text = format_table(r, TableFormat::Text);
+    EXPECT_EQ(text.find("FLOP"), std::string::npos) << text;
+    const std::string csv = format_table(r, TableFormat::Csv);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')).find("flops"), std::string::npos) << csv;
+    EXPECT_EQ(csv.find("gflops_per_s"), std::string::npos) << csv;
+  }
+}
+
+TEST(TableDeviceMemory, DevicePoolNames) {
+  EXPECT_TRUE(is_device_pool_name("torch:cuda:0"));
+  EXPECT_TRUE(is_device_pool_name("torch:cuda:1"));
+  EXPECT_TRUE(is_device_pool_name("torch:xpu:0"));
+  EXPECT_FALSE(is_device_pool_name("torch:cpu"));
+  EXPECT_FALSE(is_device_pool_name("heap"));
+  EXPECT_FALSE(is_device_pool_name("cuda:0"));
+  EXPECT_FALSE(is_device_pool_name(""));
+}
+
+// Memory in device pools ("torch:cuda:N") is counted in the device columns
+// and in the ordinary ones; host pools ("torch:cpu", "heap") only in the
+// ordinary ones. On one thread:
+//   step {                                  step self:    cuda0 +1000 -4000, cpu +10    = -2990
+//     alloc torch:cuda:0 0x1000 1000                       device -3000
+//     alloc torch:cpu    0x2000 10
+//     forward {                             forward self: cuda0 +4000 -1000, cpu +200, heap +7 = 3207
+//       alloc torch:cuda:0 0x3000 4000                     device 3000
+//       alloc torch:cpu    0x4000 200
+//       free  torch:cuda:0 0x1000 (size 0: 1000 from its alloc)
+//       alloc heap         0x5000 7
+//       aten::empty {                       empty self:   cuda1 +64, cpu -10            = 54
+//         alloc torch:cuda:1 0x6000 64                     device 64
+//         free  torch:cpu    0x2000 10
+//       }
+//     }                                     forward total: 3207 + 54 = 3261, device 3000 + 64 = 3064
+//     free torch:cuda:0 0x3000 4000
+//   }                                       step total: -2990 + 3261 = 271, device -3000 + 3064 = 64
+TEST(TableDeviceMemory, DevicePoolsAlsoCountInTheDeviceColumns) {
+  static const uint16_t cuda0 = memory_pool("torch:cuda:0");
+  static const uint16_t cuda1 = memory_pool("torch:cuda:1");
+  static const uint16_t cpu = memory_pool("torch:cpu");
+  const test::TempDir dir;
+  record(dir, [] {
+    ASSERT_TRUE(zone_begin_static("step"));
+    memory_alloc(address(0x1000), 1000, cuda0);
+    memory_alloc(address(0x2000), 10, cpu);
+    ASSERT_TRUE(zone_begin_static("forward"));
+    memory_alloc(address(0x3000), 4000, cuda0);
+    memory_alloc(address(0x4000), 200, cpu);
+    memory_free(address(0x1000), 0, cuda0);
+    memory_alloc(address(0x5000), 7);  // heap
+    ASSERT_TRUE(zone_begin_static("aten::empty"));
+    memory_alloc(address(0x6000), 64, cuda1);
+    memory_free(address(0x2000), 10, cpu);
+    zone_end();
+    zone_end();
+    memory_free(address(0x3000), 4000, cuda0);
+    zone_end();
+  });
+  const TableResult r = recorded_table(dir);
+  ASSERT_TRUE(r.has_memory);
+  ASSERT_EQ(r.rows.size(), 3u);
+  const TableRow& step = row_of(r, "step");
+  EXPECT_EQ(step.self_mem, -2990);
+  EXPECT_EQ(step.mem, 271);
+  EXPECT_EQ(step.self_device_mem, -3000);
+  EXPECT_EQ(step.device_mem, 64);
+  const TableRow& forward = row_of(r, "forward");
+  EXPECT_EQ(forward.self_mem, 3207);
+  EXPECT_EQ(forward.mem, 3261);
+  EXPECT_EQ(forward.self_device_mem, 3000);
+  EXPECT_EQ(forward.device_mem, 3064);
+  const TableRow& empty = row_of(r, "aten::empty");
+  EXPECT_EQ(empty.self_mem, 54);
+  EXPECT_EQ(empty.mem, 54);
+  EXPECT_EQ(empty.self_device_mem, 64);
+  EXPECT_EQ(empty.device_mem, 64);
+  EXPECT_EQ(r.mem_allocated, 1000u + 10 + 4000 + 200 + 7 + 64);
+  EXPECT_EQ(r.mem_freed, 1000u + 10 + 4000);
+  EXPECT_EQ(r.mem_outside_zones, 0);
+  EXPECT_EQ(r.mem_outside_events, 0u);
+  EXPECT_EQ(r.unmatched_frees, 0u);
+}
+
+// Memory events with no zone open on their thread are counted, whether no
+// zone is open anywhere or one is open on another thread only:
+//   main:   alloc torch:cpu 0x7000 100; free torch:cpu 0x7000 100
+//           step { alloc torch:cuda:0 0x8000 50 (in step);
+//                  worker: alloc torch:cpu 0x9000 32 (no zone on its thread) }
+//           alloc heap 0xA000 5
+// Outside: 4 events, 100 - 100 + 32 + 5 = 37 bytes; main alone: 3 events, 5 bytes.
+TEST(TableMemoryOutsideZones, CountsTheEventsWithNoZoneOpenOnTheirThread) {
+  static const uint16_t cuda0 = memory_pool("torch:cuda:0");
+  static const uint16_t cpu = memory_pool("torch:cpu");
+  const test::TempDir dir;
+  const long main_tid = syscall(SYS_gettid);
+  record(dir, [] {
+    memory_alloc(address(0x7000), 100, cpu);
+    memory_free(address(0x7000), 100, cpu);
+    ASSERT_TRUE(zone_begin_static("step"));
+    memory_alloc(address(0x8000), 50, cuda0);
+    std::thread([] { memory_alloc(address(0x9000), 32, cpu); }).join();
+    zone_end();
+    memory_alloc(address(0xA000), 5);
+  });
+  const TableResult r = recorded_table(dir);
+  ASSERT_TRUE(r.has_memory);
+  EXPECT_EQ(r.mem_outside_events, 4u);
+  EXPECT_EQ(r.mem_outside_zones, 37);
+  ASSERT_EQ(names(r), V({"step"}));
+  EXPECT_EQ(r.rows[0].self_mem, 50);
+  EXPECT_EQ(r.rows[0].self_device_mem, 50);
+  EXPECT_EQ(r.mem_allocated, 100u + 50 + 32 + 5);
+  EXPECT_EQ(r.mem_freed, 100u);
+
+  TableOptions main_only;
+  main_only.thread = std::to_string(main_tid);
+  const TableResult m = recorded_table(dir, main_only);
+  EXPECT_EQ(m.mem_outside_events, 3u);
+  EXPECT_EQ(m.mem_outside_zones, 5);
 }
 
 TEST(TimeRange, Durations) {
