@@ -32,6 +32,7 @@
 #include "ringprof/ops.h"
 #include "ringprof/ringprof.h"
 #include "torch_capture.h"
+#include "torch_memory.h"
 
 namespace {
 
@@ -159,5 +160,70 @@ void BM_TorchOpCosts(benchmark::State& state) {
                 median_difference(ringprof_sampled, sampled_no_async), "ns");
 }
 BENCHMARK(BM_TorchOpCosts)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// PyTorch's allocations under the memory hook (torch_memory.h, profile_memory):
+// at::empty of 1 KiB and its free, per allocation, in interleaved rounds:
+//   none         no hook on the thread
+//   hook idle    ringprof's hook installed, ringprof at always_on (how a
+//                thread stands between windows)
+//   hook         ringprof's hook at the detailed level: an Alloc and a Free
+//                event per allocation, with PyTorch's total as a counter
+//   torch        torch.profiler with profile_memory=True (CPU activities)
+// No operator callback is registered in any of them: this is the hook alone.
+constexpr int kAllocsPerBlock = 20000;
+
+double ns_per_alloc() {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kAllocsPerBlock; ++i) benchmark::DoNotOptimize(at::empty({256}));
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / kAllocsPerBlock;
+}
+
+void BM_TorchMemoryHookCost(benchmark::State& state) {
+  using namespace torch::autograd::profiler;
+  namespace impl = torch::profiler::impl;
+  ringprof::Config config;
+  config.sink = "null";
+  config.sample_hz = 0;
+  ringprof::start(config);
+  const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO, /*report_input_shapes=*/false,
+                                 /*profile_memory=*/true);
+  const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
+  std::vector<double> none, idle, hook, torch_ns;
+  auto run_case = [&](int which) {
+    switch (which) {
+      case 0: none.push_back(ns_per_alloc()); break;
+      case 1:
+        ringprof::torch_operators::install_memory_reporting();
+        idle.push_back(ns_per_alloc());
+        ringprof::torch_operators::uninstall_memory_reporting();
+        break;
+      case 2:
+        ringprof::set_mode(ringprof::Level::Detailed);
+        ringprof::torch_operators::install_memory_reporting();
+        hook.push_back(ns_per_alloc());
+        ringprof::torch_operators::uninstall_memory_reporting();
+        ringprof::set_mode(ringprof::Level::AlwaysOn);
+        break;
+      case 3:
+        prepareProfiler(cfg, cpu);
+        enableProfiler(cfg, cpu);
+        torch_ns.push_back(ns_per_alloc());
+        benchmark::DoNotOptimize(disableProfiler());
+    }
+  };
+  for (auto _ : state) {
+    for (int round = 0; round < kRounds; ++round)
+      for (int k = 0; k < 4; ++k) run_case((round + k) % 4);
+  }
+  ringprof::stop();
+  using ringprof::bench::report_figure;
+  report_figure("torch alloc: at::empty(1 KiB) and free, no hook, ns", median(none), "ns");
+  report_figure("torch alloc: ringprof hook installed, not detailed, over none, ns", median_difference(idle, none),
+                "ns");
+  report_figure("torch alloc: ringprof hook recording (detailed), over none, ns", median_difference(hook, none), "ns");
+  report_figure("torch alloc: torch.profiler profile_memory, over none, ns", median_difference(torch_ns, none), "ns");
+}
+BENCHMARK(BM_TorchMemoryHookCost)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
