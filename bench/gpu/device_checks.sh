@@ -175,7 +175,7 @@ fi
 if part pytests; then
   section "the Python tests that use PyTorch, on this PyTorch"
   (cd "$ROOT/tests/python" && RINGPROF_CLI="$CARRY/bin/ringprof" timeout 300 "$PY" -m unittest -v \
-    test_torch test_torch_stacks test_torch_distributed test_frames test_python_samples) >"$W/pytests.log" 2>&1
+    test_torch test_torch_stacks test_torch_distributed test_torch_parity test_torch_modules test_frames test_python_samples) >"$W/pytests.log" 2>&1
   echo "pytests exit $?"; grep -E "^(FAIL|ERROR|Ran|OK|FAILED)|skipped" "$W/pytests.log" | head -40
 fi
 if part c10d; then

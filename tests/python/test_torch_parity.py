@@ -149,6 +149,21 @@ class MemoryTest(unittest.TestCase):
         self.assertNotIn("CUDA Mem", text)
         self.assertIn("aten::empty", [l for l in text.splitlines()[3:] if l.strip()][0])
 
+    @unittest.skipUnless(torch.cuda.is_available(), "needs a CUDA device (bench/gpu/device_checks.sh runs it)")
+    def test_cuda_blocks_are_in_the_device_columns_and_pool(self):
+        torch.empty(1, device="cuda")  # the context and the allocator's first segment, before the block
+        d = support.fresh_dir(self)
+        with ringprof.torch.profile(profile_memory=True, dir=d, sample_hz=0) as ours:
+            blocks = [torch.empty(1000 + i, device="cuda") for i in range(5)]
+            del blocks
+        r = {e.key: e for e in ours.key_averages()}
+        # The caching allocator reports each block at its size rounded up to 512 bytes.
+        rounded = sum((4 * (1000 + i) + 511) // 512 * 512 for i in range(5))
+        self.assertEqual((r["aten::empty"].self_cuda_memory_usage, r["aten::empty"].self_cpu_memory_usage),
+                         (rounded, 0))
+        self.assertIn("Self CUDA Mem", ours.key_averages().table())
+        self.assertIn("torch:cuda:0", support.cli("memory", d))
+
     def test_the_pool_and_totals_are_in_the_files(self):
         d = support.fresh_dir(self)
         with ringprof.torch.profile(profile_memory=True, dir=d, sample_hz=0):
