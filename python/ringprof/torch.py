@@ -81,11 +81,11 @@ ops_shapes = operator_shapes
 
 # PyTorch's allocations and frees in detailed windows (torch_memory.h): on
 # the thread that calls ringprof.step() (and the threads that take its
-# state: autograd's, intra-op workers'), from the step where a window opens
-# to the step where it closes. Only then: the hook's place on the thread is
-# the one torch.profiler takes, which refuses to start while it is held.
-# RINGPROF_TORCH_MEMORY=0 leaves memory to profile(profile_memory=True).
-_memory_in_windows = True
+# state: autograd's workers), from the step where a window opens to the step
+# where it closes. Off by default (RINGPROF_TORCH_MEMORY=1 turns it on):
+# PyTorch's CPU allocator keeps the size of each block reported to it, and
+# a block allocated in a window and freed after it stays in its table.
+_memory_in_windows = False
 _memory_window_thread = None  # the thread whose reporting a window installed
 
 
@@ -105,16 +105,21 @@ def _on_step():
         _memory_window_thread = None
 
 
+def _memory_window_closed():
+    """The window's memory reporting off this thread, when a window put it there."""
+    global _memory_window_thread
+    if _memory_window_thread is not None and _memory_window_thread == __import__("threading").get_ident():
+        _ext._uninstall_memory_reporting()
+        _memory_window_thread = None
+
+
 def _on_start():
     _ext._enable()
 
 
 def _on_stop():
-    global _memory_window_thread
     _ext._disable()
-    if _memory_window_thread is not None and _memory_window_thread == __import__("threading").get_ident():
-        _ext._uninstall_memory_reporting()
-        _memory_window_thread = None
+    _memory_window_closed()
 
 
 def _read_environment():
@@ -292,7 +297,8 @@ class KeyAverages(list):
             rows.append(_Row({"name": "[memory]", "arg_list": [], "calls": result["mem_outside_events"],
                               "total_ns": 0, "self_ns": 0, "gpu_total_ns": 0, "gpu_self_ns": 0,
                               "mem": result["mem_outside"], "self_mem": result["mem_outside"],
-                              "device_mem": 0, "self_device_mem": 0, "flops": 0}))
+                              "device_mem": result["mem_outside_device"],
+                              "self_device_mem": result["mem_outside_device"], "flops": 0}))
         if by_shapes:
             rows = _merge_by_shapes(rows)
         super().__init__(rows)
@@ -491,11 +497,12 @@ class profile:
         self._flops_before = _ext._record_flops()
         _ext._set_record_flops(self._with_flops)
         # profile_memory: PyTorch's allocations and frees on this thread (and
-        # the threads that take its state: autograd's, intra-op workers').
+        # the threads that take its state: autograd's workers).
         if self._profile_memory:
             self._memory_installed = _ext._install_memory_reporting()
             if not self._memory_installed:
-                _warn("profile_memory: PyTorch refused ringprof's memory reporting; no memory recorded")
+                _warn("profile_memory: another profiler (torch.profiler?) is profiling this thread; "
+                      "no memory recorded")
         # with_modules: a zone around each nn.Module's forward.
         if self._with_modules:
             self._modules_installed = _modules.install()
@@ -531,6 +538,7 @@ class profile:
         if self._memory_installed:
             _ext._uninstall_memory_reporting()
             self._memory_installed = False
+        _memory_window_closed()
         if window_open:
             self._deliver()
         _ringprof.remove_window_callback(self._callback)

@@ -81,6 +81,7 @@ py::dict table(const std::vector<std::string>& paths, std::optional<uint64_t> wi
   d["mem_freed"] = result.mem_freed;
   d["mem_outside"] = result.mem_outside_zones;
   d["mem_outside_events"] = result.mem_outside_events;
+  d["mem_outside_device"] = result.mem_outside_zones_device;
   d["problems"] = problems;
   return d;
 }

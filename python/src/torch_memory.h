@@ -2,26 +2,28 @@
 // (ringprof.torch.profile(profile_memory=True), and the detailed level).
 //
 // PyTorch's allocators (the CPU allocator, CUDA's caching allocator) report
-// each allocation and free to c10's profiler hook: the memory-reporting
-// object that the thread's debug-info stack holds for the profiler state,
-// inherited by the threads that take the thread's state (autograd's
-// workers, intra-op parallel work). install() puts ringprof's on the calling
-// thread's stack; it records only while ringprof's effective level is
-// detailed (a window, or detailed mode), so leaving it installed costs an
-// allocation one relaxed load. Each block becomes an Alloc or Free event in a
-// pool named after its device ("torch:cpu", "torch:cuda:0"), on the thread
-// that made it, so the tools charge it to the operator open there; PyTorch's
-// own totals for the device follow as counters ("torch:cpu allocated",
-// "torch:cpu reserved").
+// each allocation and free to c10's profiler hook: the object the thread's
+// debug-info stack holds in the profiler's slot, inherited by the threads
+// that take the thread's state (autograd's workers, at::launch and
+// TorchScript forks; not at::parallel_for's workers). install() puts
+// ringprof's there, a profiler state PyTorch reads as disabled. It records
+// only while ringprof's effective level is detailed; PyTorch's CPU allocator
+// pays for reporting (a lock and a size table per block) for as long as it
+// is installed. Each block becomes an Alloc or Free event in a pool named
+// after its device ("torch:cpu", "torch:cuda:0"), on the thread that made
+// it, so the tools charge it to the operator open there; the device
+// allocators' totals follow as counters ("torch:cuda:0 allocated",
+// "torch:cuda:0 reserved").
 //
-// torch.profiler keeps its own state in the same place: while it profiles
-// on a thread, its object is above ringprof's there and gets the reports.
+// torch.profiler keeps its own state in the same slot: while it profiles on
+// the thread, install() refuses; while ringprof's is installed, torch.profiler
+// refuses to start there ("Profiler is already enabled on this thread").
 #pragma once
 
 namespace ringprof::torch_operators {
 
 // Puts ringprof's memory reporting on the calling thread (nested calls
-// count); false when PyTorch refused it.
+// count); false when another profiler holds the slot.
 bool install_memory_reporting();
 // Takes it off the calling thread again when the count reaches 0; false when
 // something else was pushed above it since (it is then left in place,

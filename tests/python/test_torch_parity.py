@@ -78,7 +78,9 @@ class FlopsTest(unittest.TestCase):
         conv = 2 * 2 * 6 * 5 * 3 * 3 * 4 * 6
         grouped = 2 * 2 * 6 * 2 * 3 * 2 * 6 * 6 // 3
         self.assertEqual(ours_flops["aten::conv2d"], (3 * (conv + grouped), 6))
-        self.assertEqual(ours_flops["aten::bmm"][0] % (2 * 3 * 5 * 4 * 2), 0)
+        # bmm and baddbmm once per forward (their inputs need no gradient, so backward runs none): 2*B*M*K*N.
+        self.assertEqual(ours_flops["aten::bmm"], (3 * 2 * 3 * 5 * 4 * 2, 3))
+        self.assertEqual(ours_flops["aten::baddbmm"], (3 * 2 * 3 * 5 * 4 * 2, 3))
 
     def test_table_prints_a_flops_column_in_torch_s_unit(self):
         run = workload()
@@ -87,7 +89,7 @@ class FlopsTest(unittest.TestCase):
             run(2)
         text = ours.key_averages().table(sort_by="flops", row_limit=3)
         header = [l for l in text.splitlines() if "Name" in l][0]
-        # The smallest operator's FLOPs (aten::mul on a 7x7 matrix: 49) set the unit: plain FLOPs.
+        # The smallest operator's FLOPs (aten::add of two 0-dim sums: 1) set the unit: plain FLOPs.
         self.assertTrue(header.rstrip().endswith("Total FLOPs"), header)
         first = [l for l in text.splitlines()[3:] if l.strip()][0]
         self.assertIn("aten::conv2d", first)  # the largest FLOPs sorted first
@@ -184,35 +186,81 @@ class MemoryTest(unittest.TestCase):
             torch.empty(10)
         self.assertIn("aten::empty", [e.key for e in p.key_averages()])
 
-    def test_detailed_windows_record_memory_without_profile_memory(self):
+    def _windows(self, memory_setting):
+        """Four steps under a schedule whose window is steps 1 and 2, in a
+        child interpreter with RINGPROF_TORCH_MEMORY set as given."""
+        code = ("import sys; sys.path.insert(0, %r)\n"
+                "import ringprof, ringprof.torch, torch\n"
+                "from test_torch_parity import allocating\n"
+                "ringprof.start(dir=%r, sample_hz=0, schedule='wait=1,active=2')\n"
+                "for _ in range(4):\n"
+                "    allocating(1); ringprof.step()\n"
+                "    assert ringprof.torch._ext._memory_reporting_installed() == (%r == '1' and ringprof.mode() == 'detailed')\n"
+                "ringprof.stop()\n"
+                "assert not ringprof.torch._ext._memory_reporting_installed()\n")
         d = support.fresh_dir(self)
-        ringprof.start(dir=d, sample_hz=0, schedule="wait=1,active=2")
-        try:
-            for _ in range(4):
-                allocating(1)
-                ringprof.step()
-        finally:
-            ringprof.stop()
-        rows = support.table(d)
-        # Steps 1 and 2 are the window: two calls' blocks, none of the others'.
-        self.assertEqual(int(rows["aten::mm"]["self_mem_bytes"]), 2 * 16 * 24 * 4)
-        self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
-
-    def test_ringprof_torch_memory_0_leaves_windows_without_memory(self):
-        code = ("import ringprof, ringprof.torch, torch\n"
-                "ringprof.start(dir=%r, sample_hz=0, schedule='wait=0,active=2')\n"
-                "for _ in range(3):\n"
-                "    x = torch.mm(torch.ones(4, 4), torch.ones(4, 4)); ringprof.step()\n"
-                "ringprof.stop()\n")
-        d = support.fresh_dir(self)
-        env = dict(os.environ, RINGPROF_TORCH_MEMORY="0")
+        env = dict(os.environ)
+        if memory_setting is None:
+            env.pop("RINGPROF_TORCH_MEMORY", None)
+        else:
+            env["RINGPROF_TORCH_MEMORY"] = memory_setting
         import subprocess
         import sys
-        subprocess.run([sys.executable, "-c", code % d], env=env, check=True, timeout=120)
-        rows = support.table(d)
+        here = os.path.dirname(os.path.abspath(__file__))
+        subprocess.run([sys.executable, "-c", code % (here, d, memory_setting)], env=env, check=True, timeout=120)
+        return support.table(d)
+
+    def test_ringprof_torch_memory_1_records_memory_in_every_window(self):
+        rows = self._windows("1")
+        # Steps 1 and 2 are the window: two calls' blocks, none of the others'.
+        self.assertEqual(int(rows["aten::mm"]["self_mem_bytes"]), 2 * 16 * 24 * 4)
+
+    def test_windows_record_no_torch_memory_by_default(self):
+        rows = self._windows(None)
         self.assertIn("aten::mm", rows)
         self.assertNotIn("self_mem_bytes", rows["aten::mm"])
 
+    def test_a_block_inside_a_recording_leaves_the_thread_as_it_found_it(self):
+        d = support.fresh_dir(self)
+        ringprof.start(dir=d, sample_hz=0)
+        try:
+            with ringprof.torch.profile(profile_memory=True, schedule=torch.profiler.schedule(wait=1, warmup=0, active=2)) as p:
+                for _ in range(4):
+                    allocating(1)
+                    p.step()
+            self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
+        finally:
+            ringprof.stop()
+
+    def test_pytorch_reads_the_hook_as_no_profiler(self):
+        # PyTorch treats whatever holds its profiler slot as a profiler state:
+        # these read it (RPC and data pipes call them), and must see none.
+        d = support.fresh_dir(self)
+        with ringprof.torch.profile(profile_memory=True, dir=d, sample_hz=0):
+            self.assertFalse(torch.autograd._profiler_enabled())
+            self.assertEqual(str(torch._C._autograd._profiler_type()), "ActiveProfilerType.NONE")
+            # torch.profiler will not start on a thread whose slot is taken: a
+            # clear error, and the block goes on recording.
+            with self.assertRaisesRegex(RuntimeError, "already enabled"):
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True):
+                    pass
+            torch.mm(X, Y)
+        self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
+        rows = support.table(d)
+        self.assertEqual(int(rows["aten::mm"]["self_mem_bytes"]), 16 * 24 * 4)
+
+    def test_a_running_torch_profiler_keeps_its_slot(self):
+        d = support.fresh_dir(self)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as p:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                with ringprof.torch.profile(profile_memory=True, dir=d, sample_hz=0):
+                    torch.mm(X, Y)
+            self.assertIn("another profiler", err.getvalue())
+            torch.mm(X, Y)
+        self.assertEqual({e.key: (e.cpu_memory_usage, e.count) for e in p.key_averages()}["aten::mm"],
+                         (2 * 16 * 24 * 4, 2))
+        self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
 
 if __name__ == "__main__":
     unittest.main()

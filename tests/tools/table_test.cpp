@@ -268,6 +268,33 @@ std::string flops_trace(const test::TempDir& dir) {
   return dir.file("flops.rpf");
 }
 
+// A row whose calls carry FLOPs only in part (operators recorded outside a
+// window have none): the rate is over the calls that carry them.
+TEST(TableFlops, RateIsOverTheCallsThatCarryFlops) {
+  const test::TempDir dir;
+  TraceBuilder b;
+  const uint32_t th = b.thread(100, "main");
+  const uint32_t mm = b.location("aten::mm"), flops = b.location("flops");
+  b.begin(th, T, mm);  // 800 us without FLOPs
+  b.end(th, T + 800 * kUs);
+  for (uint64_t at : {900u, 1100u}) {  // two of 100 us with 1,000,000 each
+    b.begin(th, T + at * kUs, mm);
+    b.arg(th, T + at * kUs, flops, b.location("1000000"));
+    b.end(th, T + (at + 100) * kUs);
+  }
+  b.flush();
+  test::write_file(dir.file("part.rpf"), b.bytes());
+  TraceReader reader({dir.file("part.rpf")});
+  const TableResult r = compute_table(reader, TableOptions{});
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].calls, 3u);
+  EXPECT_EQ(r.rows[0].flops, 2'000'000u);
+  EXPECT_EQ(r.rows[0].flops_ns, 200 * kUs);
+  // 2,000,000 FLOP in 200 us: 10 GFLOP/s (over all 1000 us it would read 2.000).
+  const std::string csv = format_table(r, TableFormat::Csv);
+  EXPECT_NE(csv.find(",2000000,10.000\n"), std::string::npos) << csv;
+}
+
 TEST(TableFlops, SummedPerRowWithRateColumnsAndSort) {
   const test::TempDir dir;
   const std::string path = flops_trace(dir);

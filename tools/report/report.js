@@ -215,8 +215,8 @@
     if (ops.has_gpu) cols.push({ key: 'gpu_self_ns', label: 'Self GPU', type: 'dur' }, { key: 'gpu_total_ns', label: 'GPU', type: 'dur' });
     if (ops.has_memory) cols.push({ key: 'self_mem', label: 'Self mem', type: 'bytes' }, { key: 'mem', label: 'Mem', type: 'bytes' });
     if (ops.has_flops) {
-      // Achieved FLOP/s: the operator's FLOPs over its total time (FLOP per ns = GFLOP/s).
-      ops.rows.forEach(function (r) { r.gflops_per_s = r.flops && r.total_ns ? r.flops / r.total_ns : null; });
+      // Achieved FLOP/s: FLOPs over the time of the calls that carried them (FLOP per ns = GFLOP/s).
+      ops.rows.forEach(function (r) { r.gflops_per_s = r.flops && r.flops_ns ? r.flops / r.flops_ns : null; });
       cols.push({ key: 'flops', label: 'FLOPs', type: 'count' }, { key: 'gflops_per_s', label: 'FLOP/s', type: 'gflops' });
     }
     section('operators', 'Operators', [

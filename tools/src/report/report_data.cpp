@@ -121,6 +121,7 @@ void operators(JsonWriter& j, const TableResult& t) {
     j.field("self_mem", r.self_mem);
     j.field("mem", r.mem);
     j.field("flops", r.flops);
+    j.field("flops_ns", r.flops_ns);
     j.close('}');
   }
   j.close(']');

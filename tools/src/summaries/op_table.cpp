@@ -80,6 +80,7 @@ class TableBuilder final : public SegmentVisitor {
           !zones_.add_memory(e.thread_index, mem_bytes_[i], is_device_pool(e.loc)) &&
           threads_.matches(*process_, e.thread_index)) {
         mem_outside_ += mem_bytes_[i];
+        if (is_device_pool(e.loc)) mem_outside_device_ += mem_bytes_[i];
         ++mem_outside_events_;
       }
     }
@@ -112,6 +113,7 @@ class TableBuilder final : public SegmentVisitor {
     r.mem_freed = mem_freed_;
     r.mem_outside_zones = mem_outside_;
     r.mem_outside_events = mem_outside_events_;
+    r.mem_outside_zones_device = mem_outside_device_;
     r.unmatched_frees = unmatched_frees_;
     sort_table_rows(r.rows, options_.sort);
     if (options_.top > 0 && r.rows.size() > options_.top) r.rows.resize(options_.top);
@@ -128,13 +130,14 @@ class TableBuilder final : public SegmentVisitor {
         if (!is_flops(a.key))
           row.arg_list.emplace_back(process_->location_name(a.key), zone_arg_value(*process_, a.value));
     }
-    for (const ZoneArgIds& a : z.args) {
+    for (const ZoneArgIds& a : z.args) {  // (one "flops" per zone: a key given again replaces its value)
       if (!is_flops(a.key)) continue;
       const std::string v = zone_arg_value(*process_, a.value);
       uint64_t n = 0;
       const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
       if (ec == std::errc() && end == v.data() + v.size()) {
         row.flops += n;
+        row.flops_ns += d;
         has_flops_ = true;
       }
     }
@@ -257,6 +260,7 @@ class TableBuilder final : public SegmentVisitor {
   uint64_t mem_freed_ = 0;
   int64_t mem_outside_ = 0;
   uint64_t mem_outside_events_ = 0;
+  int64_t mem_outside_device_ = 0;
   uint64_t unmatched_frees_ = 0;
   const ProcessState* process_ = nullptr;
   std::unordered_map<std::string, TableRow> rows_;
@@ -362,10 +366,11 @@ std::string format_table(const TableResult& table, TableFormat format) {
       cells.back().push_back(std::to_string(r.mem));
     }
     if (table.has_flops) {
-      // Achieved rate over the operator's own calls: FLOPs / total time (ns), so GFLOP/s.
+      // Achieved rate: FLOPs over the time of the calls that carried them
+      // (not the row's calls recorded without, outside windows), per ns: GFLOP/s.
       cells.back().push_back(r.flops ? std::to_string(r.flops) : "");
-      cells.back().push_back(r.flops && r.total_ns
-                                 ? internal::fixed(static_cast<double>(r.flops) / static_cast<double>(r.total_ns), 3)
+      cells.back().push_back(r.flops && r.flops_ns
+                                 ? internal::fixed(static_cast<double>(r.flops) / static_cast<double>(r.flops_ns), 3)
                                  : "");
     }
     if (table.has_stacks) {

@@ -80,6 +80,7 @@ struct TableRow {
   // (ringprof.torch's with_flops, torch.profiler's formulas). Not a part of
   // the row's key when grouped by arguments.
   uint64_t flops = 0;
+  uint64_t flops_ns = 0;  // total time of the zones that carried a "flops" argument: the rate's denominator
   uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
 };
 
@@ -96,11 +97,12 @@ struct TableResult {
   bool has_memory = false;           // memory events in the range: memory columns are shown
   bool has_args = false;             // grouped by arguments: an Args column is shown
   bool has_stacks = false;           // grouped by stacks: a Source location column is shown
-  bool has_flops = false;            // zones with a "flops" argument: FLOPs and GFLOP/s columns are shown
+  bool has_flops = false;            // zones with a "flops" argument: FLOPs and GFLOP/s (flops / flops_ns) columns
   uint64_t mem_allocated = 0;        // bytes, every memory event in the range
   uint64_t mem_freed = 0;
   int64_t mem_outside_zones = 0;     // net bytes of events with no zone open on their thread
   uint64_t mem_outside_events = 0;   // ... and how many there were
+  int64_t mem_outside_zones_device = 0;  // the part of mem_outside_zones in device pools
   uint64_t unmatched_frees = 0;
 };
 
