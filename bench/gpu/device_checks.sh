@@ -17,7 +17,8 @@
 # (one archive in parts of at most 15 MiB, what comes back from a lent
 # machine: recordings, torch.profiler's kernel and operator lists, each run's
 # JSON). Settings: RINGPROF_GPU_STEPS (300), RINGPROF_GPU_REPS (3),
-# RINGPROF_GPU_PARTS (which sections), RINGPROF_GPU_BUDGET_S (no new PyTorch
+# RINGPROF_GPU_PARTS (which sections), RINGPROF_GPU_PYTESTS_S (the Python
+# tests' time limit, 300), RINGPROF_GPU_BUDGET_S (no new PyTorch
 # run after it), PYTHON, RINGPROF_GPU_PYARGS ("--device cpu" tries the script
 # on a machine without a GPU).
 set -u
@@ -104,13 +105,20 @@ print("SUFFIX='%s'" % sysconfig.get_config_var("EXT_SUFFIX"))
 EOF
 )"
   FLAGS="-std=c++20 -O2 -g -fPIC -fvisibility=hidden -DNDEBUG -D_GLIBCXX_USE_CXX11_ABI=$ABI -I$ROOT/python/src -I$ROOT/core/include -I$ROOT/sinks/include $INC"
-  for src in torch_module torch_capture torch_names; do
-    g++ $FLAGS -c "$ROOT/python/src/$src.cpp" -o "$W/$src.o" &
+  # The extension's sources, as python/CMakeLists.txt lists them (one list to keep).
+  SRCS="$(grep -o 'src/torch_[a-z_]*\.cpp' "$ROOT/python/CMakeLists.txt" | sed 's|src/||; s|\.cpp||' | sort -u | tr '\n' ' ')"
+  echo "sources: $SRCS"
+  pids=""
+  for src in $SRCS; do
+    g++ $FLAGS -c "$ROOT/python/src/$src.cpp" -o "$W/$src.o" & pids="$pids $!"
   done
-  wait
+  for p in $pids; do wait "$p"; done  # set -e: a failed compile ends the build here
   LINK=""
   for d in $LIBDIRS; do LINK="$LINK -L$d -Wl,-rpath,$d"; done
-  g++ -shared -o "$EXT_DIR/_ringprof_torch$SUFFIX" "$W"/torch_module.o "$W"/torch_capture.o "$W"/torch_names.o \
+  OBJS=""
+  for src in $SRCS; do OBJS="$OBJS $W/$src.o"; done
+  # shellcheck disable=SC2086
+  g++ -shared -o "$EXT_DIR/_ringprof_torch$SUFFIX" $OBJS \
     -L"$CARRY/lib" -lringprof $LINK -ltorch_cpu -lc10
   echo "built $EXT_DIR/_ringprof_torch$SUFFIX"
 ) >"$W/torch_ext.log" 2>&1 &
@@ -174,7 +182,7 @@ fi
 
 if part pytests; then
   section "the Python tests that use PyTorch, on this PyTorch"
-  (cd "$ROOT/tests/python" && RINGPROF_CLI="$CARRY/bin/ringprof" timeout 300 "$PY" -m unittest -v \
+  (cd "$ROOT/tests/python" && RINGPROF_CLI="$CARRY/bin/ringprof" timeout "${RINGPROF_GPU_PYTESTS_S:-300}" "$PY" -m unittest -v \
     test_torch test_torch_stacks test_torch_distributed test_torch_parity test_torch_modules test_frames test_python_samples) >"$W/pytests.log" 2>&1
   echo "pytests exit $?"; grep -E "^(FAIL|ERROR|Ran|OK|FAILED)|skipped" "$W/pytests.log" | head -40
 fi

@@ -10,6 +10,11 @@ Kineto takes CUPTI, ringprof takes back its buffers and lets go
 (ringprof.gpu_hand_over, one warning, a mark in the files); after Kineto has
 stopped, ringprof takes CUPTI back. Nothing happens when ringprof does not
 hold CUPTI or torch.profiler traces the CPU only.
+
+PyTorch's memory reports reach one profiler per thread too (its profiler
+state slot, torch_memory.h): where ringprof.torch's profile_memory holds it,
+ringprof's reporting steps aside when torch.profiler prepares or starts (one
+warning) and comes back when it stops.
 """
 import functools as _functools
 
@@ -17,6 +22,15 @@ from . import _ringprof
 
 CLIENT = "torch.profiler"
 _held_by_torch = [False]
+_memory = {"yield": None, "resume": None}
+
+
+def _yield_memory():
+    # One line each time: it happens once per torch.profiler run at most.
+    if _memory["yield"] is not None and _memory["yield"]():
+        import sys
+        print("ringprof: warning: torch.profiler takes PyTorch's memory reports on this thread: "
+              "ringprof's profile_memory pauses until it stops", file=sys.stderr)
 
 
 def _wants_cuda(activities):
@@ -31,6 +45,7 @@ def _wrap_prepare(prepare):
     def wrapped(config, activities, *args, **kwargs):
         if _wants_cuda(activities) and not _held_by_torch[0]:
             _held_by_torch[0] = _ringprof._gpu_hand_over(CLIENT)
+        _yield_memory()
         return prepare(config, activities, *args, **kwargs)
     wrapped._ringprof_wrapped = True
     return wrapped
@@ -45,17 +60,32 @@ def _wrap_disable(disable):
             if _held_by_torch[0]:
                 _held_by_torch[0] = False
                 _ringprof._gpu_take_back(CLIENT)
+            if _memory["resume"] is not None:
+                _memory["resume"]()
     wrapped._ringprof_wrapped = True
     return wrapped
 
 
-def install(torch):
-    """Wraps Kineto's prepare and disable functions where torch.profiler
-    looks them up: torch.autograd (older releases call them there) and
-    torch.autograd.profiler (which imports them by name)."""
+def _wrap_enable(enable):
+    @_functools.wraps(enable)
+    def wrapped(*args, **kwargs):
+        _yield_memory()  # callers that enable without preparing first
+        return enable(*args, **kwargs)
+    wrapped._ringprof_wrapped = True
+    return wrapped
+
+
+def install(torch, yield_memory=None, resume_memory=None):
+    """Wraps Kineto's prepare, enable and disable functions where
+    torch.profiler looks them up: torch.autograd (older releases call them
+    there) and torch.autograd.profiler (which imports them by name).
+    yield_memory/resume_memory take ringprof's memory reporting off the
+    thread and put it back."""
+    _memory["yield"], _memory["resume"] = yield_memory, resume_memory
     import torch.autograd.profiler as profiler_module
     for module in (torch.autograd, profiler_module):
-        for name, wrap in (("_prepare_profiler", _wrap_prepare), ("_disable_profiler", _wrap_disable)):
+        for name, wrap in (("_prepare_profiler", _wrap_prepare), ("_enable_profiler", _wrap_enable),
+                           ("_disable_profiler", _wrap_disable)):
             fn = getattr(module, name, None)
             if fn is not None and not getattr(fn, "_ringprof_wrapped", False):
                 setattr(module, name, wrap(fn))

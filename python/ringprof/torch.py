@@ -167,7 +167,7 @@ if _ringprof.is_recording():  # RINGPROF_AUTOSTART, or started before this impor
 
 from . import _cupti_handover  # noqa: E402 (after the extension: wraps torch.profiler's Kineto calls)
 
-_cupti_handover.install(_torch)
+_cupti_handover.install(_torch, _ext._yield_memory_reporting, _ext._resume_memory_reporting)
 
 from . import _distributed  # noqa: E402
 from . import _modules  # noqa: E402

@@ -104,6 +104,8 @@ thread_local int t_installs = 0;
 // Ours, left in the thread's chain when something was above it at
 // uninstall (torch.profiler started inside): found again by install().
 thread_local const c10::DebugInfoBase* t_left_behind = nullptr;
+// The install count while torch.profiler has the slot (yield_memory_reporting).
+thread_local int t_yielded = 0;
 
 }  // namespace
 
@@ -133,6 +135,10 @@ bool install_memory_reporting() {
 }
 
 bool uninstall_memory_reporting() {
+  if (t_installs == 0 && t_yielded > 0) {
+    --t_yielded;  // the block ends while torch.profiler runs: nothing to resume for it
+    return true;
+  }
   if (t_installs == 0) return true;
   if (--t_installs > 0) return true;
   // Only ours, from the top of the stack: anything pushed above it since
@@ -152,5 +158,30 @@ bool uninstall_memory_reporting() {
 }
 
 bool memory_reporting_installed() { return t_installs > 0; }
+
+bool yield_memory_reporting() {
+  if (t_installs == 0 || !t_reporter) return false;
+  try {
+    if (c10::ThreadLocalDebugInfo::current() == nullptr ||
+        c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE).get() != t_reporter.get())
+      return false;
+    c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+  } catch (...) {
+    return false;
+  }
+  t_reporter.reset();
+  t_yielded = t_installs;
+  t_installs = 0;
+  return true;
+}
+
+bool resume_memory_reporting() {
+  if (t_yielded == 0) return false;
+  const int count = t_yielded;
+  t_yielded = 0;
+  if (!install_memory_reporting()) return false;
+  t_installs = count;
+  return true;
+}
 
 }  // namespace ringprof::torch_operators

@@ -16,8 +16,12 @@
 // "torch:cuda:0 reserved").
 //
 // torch.profiler keeps its own state in the same slot: while it profiles on
-// the thread, install() refuses; while ringprof's is installed, torch.profiler
-// refuses to start there ("Profiler is already enabled on this thread").
+// the thread, install() refuses. When torch.profiler starts where ringprof's
+// is installed, ringprof's yields (yield_memory_reporting, called by the
+// wrappers of torch's profiler functions, _cupti_handover.py) and comes back
+// when torch.profiler stops: left in place, it would make torch.profiler
+// refuse to start ("Profiler is already enabled on this thread"), and
+// PyTorch 2.x's Kineto would stay half-prepared for the rest of the process.
 #pragma once
 
 namespace ringprof::torch_operators {
@@ -31,5 +35,11 @@ bool install_memory_reporting();
 bool uninstall_memory_reporting();
 // Whether it is installed on the calling thread.
 bool memory_reporting_installed();
+// Takes it off the calling thread for another profiler, keeping its install
+// count; true when it was installed (and on top of the slot).
+bool yield_memory_reporting();
+// Puts back what yield_memory_reporting() took off, unless the blocks that
+// installed it ended meanwhile; true when it is installed again.
+bool resume_memory_reporting();
 
 }  // namespace ringprof::torch_operators

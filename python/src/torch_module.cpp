@@ -35,6 +35,8 @@ PYBIND11_MODULE(_ringprof_torch, m) {
   m.def("_install_memory_reporting", &install_memory_reporting,
         "Puts ringprof's memory reporting on this thread (torch_memory.h).");
   m.def("_uninstall_memory_reporting", &uninstall_memory_reporting);
+  m.def("_yield_memory_reporting", &yield_memory_reporting);
+  m.def("_resume_memory_reporting", &resume_memory_reporting);
   m.def("_memory_reporting_installed", &memory_reporting_installed);
   m.def("_note_collective", &note_collective, py::arg("group"), py::arg("seq"), py::arg("tensors"),
         "Notes a torch.distributed call about to be enqueued (torch_collectives.h).");

@@ -239,15 +239,46 @@ class MemoryTest(unittest.TestCase):
         with ringprof.torch.profile(profile_memory=True, dir=d, sample_hz=0):
             self.assertFalse(torch.autograd._profiler_enabled())
             self.assertEqual(str(torch._C._autograd._profiler_type()), "ActiveProfilerType.NONE")
-            # torch.profiler will not start on a thread whose slot is taken: a
-            # clear error, and the block goes on recording.
-            with self.assertRaisesRegex(RuntimeError, "already enabled"):
-                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True):
-                    pass
             torch.mm(X, Y)
         self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
         rows = support.table(d)
         self.assertEqual(int(rows["aten::mm"]["self_mem_bytes"]), 16 * 24 * 4)
+
+    def test_torch_profiler_started_inside_takes_the_reports_and_gives_them_back(self):
+        d = support.fresh_dir(self)
+        err = io.StringIO()
+        with ringprof.torch.profile(profile_memory=True, dir=d, sample_hz=0):
+            torch.mm(X, Y)  # ringprof's
+            with contextlib.redirect_stderr(err):
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                            profile_memory=True) as theirs:
+                    self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
+                    torch.mm(X, Y)  # torch.profiler's alone
+            self.assertTrue(ringprof.torch._ext._memory_reporting_installed())
+            torch.mm(X, Y)  # ringprof's again
+        self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
+        self.assertIn("ringprof's profile_memory pauses", err.getvalue())
+        mm = {e.key: e for e in theirs.key_averages()}["aten::mm"]
+        self.assertEqual((mm.count, mm.cpu_memory_usage), (1, 16 * 24 * 4))
+        # The mm inside torch.profiler's block is an operator in ringprof's
+        # files too (3 calls), with no memory: its bytes went to torch.profiler.
+        rows = support.table(d)
+        self.assertEqual((int(rows["aten::mm"]["calls"]), int(rows["aten::mm"]["self_mem_bytes"])),
+                         (3, 2 * 16 * 24 * 4))
+        # torch.profiler still starts after both (PyTorch 2.x's Kineto stayed
+        # half-prepared once torch.profiler had been refused).
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as p:
+            torch.mm(X, Y)
+        self.assertIn("aten::mm", [e.key for e in p.key_averages()])
+
+    def test_a_block_ending_while_torch_profiler_runs_is_not_resumed(self):
+        d = support.fresh_dir(self)
+        ours = ringprof.torch.profile(profile_memory=True, dir=d, sample_hz=0)
+        ours.start()
+        with contextlib.redirect_stderr(io.StringIO()):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True):
+                ours.stop()
+        self.assertFalse(ringprof.torch._ext._memory_reporting_installed())
 
     def test_a_running_torch_profiler_keeps_its_slot(self):
         d = support.fresh_dir(self)
