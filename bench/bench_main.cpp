@@ -27,7 +27,7 @@ std::map<std::string, std::pair<double, std::string>>& figures() {
   return f;
 }
 
-// Remembers the CPU time per iteration of every run, and passes everything on
+// Remembers the CPU time (or the manual time) per iteration of every run, and passes everything on
 // to the display reporter --benchmark_format asks for (console, json, csv), so
 // `--benchmark_format=json` prints Google Benchmark's own JSON on stdout.
 class RecordingReporter : public benchmark::BenchmarkReporter {
@@ -39,7 +39,10 @@ class RecordingReporter : public benchmark::BenchmarkReporter {
     // otherwise its single run does.
     for (const Run& r : runs) {
       if (r.error_occurred) continue;
-      const double ns = r.GetAdjustedCPUTime() * to_ns(r.time_unit);
+      // A manual-time benchmark's time is what it measured itself (a child
+      // process's CPU time, say); the rest count this process's CPU time.
+      const double ns = (r.run_name.time_type == "manual_time" ? r.GetAdjustedRealTime() : r.GetAdjustedCPUTime()) *
+                        to_ns(r.time_unit);
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")
         ns_per_iter[r.run_name.str()] = ns;
       else if (r.run_type == Run::RT_Iteration && r.repetitions <= 1 && r.iterations > 0)

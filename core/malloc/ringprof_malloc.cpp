@@ -9,10 +9,16 @@
 // bootstrap is needed (dlsym itself allocates). C++ operator new and delete
 // go through malloc and free, so they are covered too.
 //
-// Cost: outside the detailed level each call adds one relaxed load and a
-// predictable branch (ringprof::detailed()). Inside it, every block becomes
-// an Alloc or Free event in the default pool ("heap") with its
-// malloc_usable_size(), on both sides, so live bytes balance exactly.
+// Two records of the heap, at two costs:
+// - the sampled heap profile (ringprof/heap.h), at every level while
+//   recording: each allocation subtracts its size from a thread-local count,
+//   each free checks a process-wide count (and, while sampled blocks are
+//   live, one byte of a filter); about one allocation per
+//   RINGPROF_HEAP_INTERVAL bytes is picked, with its stack;
+// - at the detailed level, every block as an Alloc or Free event in the
+//   default pool ("heap") with its malloc_usable_size(), on both sides, so
+//   live bytes balance exactly. Outside it: one relaxed load and a
+//   predictable branch (ringprof::detailed()).
 //
 // Reentrancy: recording an event may allocate (a thread's first event creates
 // its ring). A thread-local flag marks a thread that is inside the recorder,
@@ -58,6 +64,14 @@ __attribute__((noinline)) void record_free(void* p) noexcept {
   t_inside = false;
 }
 
+// The heap profile, sized by what the caller asked for (what it holds).
+inline void sample_alloc(void* p, size_t n) noexcept {
+  if (!t_inside) ringprof::heap_alloc(p, n);
+}
+inline void sample_free(void* p) noexcept {
+  if (p != nullptr && !t_inside) ringprof::heap_free(p);
+}
+
 inline bool power_of_two(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
@@ -67,21 +81,25 @@ inline bool power_of_two(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 RINGPROF_EXPORT void* malloc(size_t n) {
   void* p = __libc_malloc(n);
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
+  sample_alloc(p, n);
   return p;
 }
 
 RINGPROF_EXPORT void free(void* p) {
   if (ringprof::detailed()) [[unlikely]] record_free(p);
+  sample_free(p);
   __libc_free(p);
 }
 
 RINGPROF_EXPORT void* calloc(size_t n, size_t size) {
   void* p = __libc_calloc(n, size);
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
+  sample_alloc(p, n * size);  // p is null where n * size overflows
   return p;
 }
 
-RINGPROF_EXPORT void* realloc(void* old, size_t n) {
+namespace {
+void* realloc_recorded(void* old, size_t n) {
   if (!ringprof::detailed()) [[likely]] return __libc_realloc(old, n);
   // The old block's Free goes first, as in free(): once realloc returns it,
   // another thread may get the address and record its Alloc. Should realloc
@@ -102,6 +120,14 @@ RINGPROF_EXPORT void* realloc(void* old, size_t n) {
   record_alloc(p);
   return p;
 }
+}  // namespace
+
+RINGPROF_EXPORT void* realloc(void* old, size_t n) {
+  sample_free(old);  // a sampled old block is gone (or moved) either way
+  void* p = realloc_recorded(old, n);
+  if (p != nullptr && n != 0) sample_alloc(p, n);
+  return p;
+}
 
 RINGPROF_EXPORT void* reallocarray(void* old, size_t n, size_t size) {
   size_t bytes;
@@ -115,6 +141,7 @@ RINGPROF_EXPORT void* reallocarray(void* old, size_t n, size_t size) {
 RINGPROF_EXPORT void* memalign(size_t alignment, size_t n) {
   void* p = __libc_memalign(alignment, n);
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
+  sample_alloc(p, n);
   return p;
 }
 
@@ -123,6 +150,7 @@ RINGPROF_EXPORT int posix_memalign(void** out, size_t alignment, size_t n) {
   void* p = __libc_memalign(alignment, n);
   if (p == nullptr) return ENOMEM;
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
+  sample_alloc(p, n);
   *out = p;
   return 0;
 }
@@ -134,17 +162,20 @@ RINGPROF_EXPORT void* aligned_alloc(size_t alignment, size_t n) {
   }
   void* p = __libc_memalign(alignment, n);
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
+  sample_alloc(p, n);
   return p;
 }
 
 RINGPROF_EXPORT void* valloc(size_t n) {
   void* p = __libc_valloc(n);
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
+  sample_alloc(p, n);
   return p;
 }
 
 RINGPROF_EXPORT void* pvalloc(size_t n) {
   void* p = __libc_pvalloc(n);
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
+  sample_alloc(p, n);
   return p;
 }

@@ -184,6 +184,9 @@ void collect(TraceReader& reader, const TimeRange& range, Collected& out) {
         case EventKind::FlowStep:
         case EventKind::FlowEnd:
         case EventKind::Mark:
+        case EventKind::HeapAlloc:  // the heap profile reads them (heap_profile.h)
+        case EventKind::HeapStack:
+        case EventKind::HeapFree:
         case EventKind::None:
         case EventKind::ThreadName:
         case EventKind::Continuation:

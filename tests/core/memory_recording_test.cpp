@@ -50,7 +50,8 @@ ReadBack read_back(const std::string& dir) {
   reader.read([&](const SegmentView& v) {
     for (const DecodedEvent& e : v.segment.events) {
       ++out.events;
-      if (kind_is_memory(e.kind)) out.memory.push_back({e.kind, v.process.location_name(e.loc), e.address, e.value});
+      if (kind_is_exact_memory(e.kind))
+        out.memory.push_back({e.kind, v.process.location_name(e.loc), e.address, e.value});
     }
   });
   out.problems = reader.problems().size();

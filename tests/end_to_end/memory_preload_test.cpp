@@ -58,7 +58,7 @@ TEST(MallocPreload, DetailedBlocksRecordedInTheirZoneAndBalanced) {
       zones.add(e);
       if (e.kind == EventKind::Mark && v.process.location_name(e.loc) == kMarkMode)
         mode_marks.emplace_back(e.ts_ns, e.value);
-      if (!kind_is_memory(e.kind)) continue;
+      if (!kind_is_exact_memory(e.kind)) continue;
       const uint32_t z = zones.innermost(e.thread_index);
       memory.push_back({e.kind, e.ts_ns, e.address, e.value, z ? v.process.location_name(z) : "",
                         v.process.location_name(e.loc)});

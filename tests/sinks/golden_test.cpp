@@ -164,6 +164,8 @@ std::vector<uint8_t> build_every_kind() {
   b.free(t, 7'000'000'300ull, pool, 0x7f0000001000ull);
   b.async_begin(t, 7'000'000'400ull, 91, req);
   b.async_end(t, 7'000'000'500ull, 91);
+  b.heap_alloc(t, 7'000'000'600ull, pool, 0x7f0000200000ull, 1 << 20, stack, 524288);
+  b.heap_free(t, 7'000'000'700ull, pool, 0x7f0000200000ull, 1 << 20);
   b.end(t, 7'000'001'000ull);
   b.flush();
   return b.bytes();
@@ -226,6 +228,9 @@ TEST(Golden, EveryFileKindDecodesExactly) {
       {7'000'000'300ull, EventKind::Free, "malloc", 0, 0x7f0000001000ull},
       {7'000'000'400ull, EventKind::AsyncBegin, "request", 91, 0},
       {7'000'000'500ull, EventKind::AsyncEnd, "", 91, 0},
+      {7'000'000'600ull, EventKind::HeapAlloc, "malloc", 1 << 20, 0x7f0000200000ull},
+      {7'000'000'600ull, EventKind::HeapStack, "", 524288, 0},
+      {7'000'000'700ull, EventKind::HeapFree, "malloc", 1 << 20, 0x7f0000200000ull},
       {7'000'001'000ull, EventKind::ZoneEnd, "", 0, 0},
   };
   ASSERT_EQ(d.events.size(), want.size());
@@ -234,7 +239,7 @@ TEST(Golden, EveryFileKindDecodesExactly) {
     EXPECT_EQ(e.ts_ns, want[i].ts) << i;
     EXPECT_EQ(e.kind, want[i].kind) << i;
     EXPECT_EQ(e.thread_index, 1u) << i;
-    if (e.kind == EventKind::Sample) {
+    if (e.kind == EventKind::Sample || e.kind == EventKind::HeapStack) {
       EXPECT_EQ(e.loc, 1u) << "the first stack's id";
     } else if (e.kind == EventKind::ZoneStack) {
       EXPECT_EQ(e.loc, 2u) << "the second stack's id";

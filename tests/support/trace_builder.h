@@ -123,6 +123,16 @@ class TraceBuilder {
   void free(uint32_t th, uint64_t ts, uint32_t pool, uint64_t address, uint64_t size = 0) {
     add(th, ts, EventKind::Free, pool, size, address);
   }
+  // A sampled allocation (ringprof/heap.h): its HeapAlloc and, directly
+  // after it on the thread, the HeapStack with its stack and interval.
+  void heap_alloc(uint32_t th, uint64_t ts, uint32_t pool, uint64_t address, uint64_t size, uint32_t stack_id,
+                  uint64_t interval) {
+    add(th, ts, EventKind::HeapAlloc, pool, size, address);
+    add(th, ts, EventKind::HeapStack, stack_id, interval);
+  }
+  void heap_free(uint32_t th, uint64_t ts, uint32_t pool, uint64_t address, uint64_t size = 0) {
+    add(th, ts, EventKind::HeapFree, pool, size, address);
+  }
   void samples_lost(uint32_t thread_index, uint64_t n) {
     threads_[thread_index - 1].samples_lost += n;
     with_drops_.push_back(thread_index);

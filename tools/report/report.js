@@ -308,6 +308,19 @@
         : el('p', { text: 'nothing' })]);
   }
 
+  // The sampled heap (ringprof/heap.h): the stacks that allocate most,
+  // estimates weighed back from one allocation per `interval` bytes.
+  var hp = data.heap;
+  if (hp) {
+    section('heap', 'Heap profile (sampled)', [
+      el('p', { text: formats.count(hp.samples) + ' allocations sampled, one per ' + bytes(hp.interval) +
+        ' allocated on average; the figures estimate every allocation. ringprof pprof --heap writes them for go tool pprof.' }),
+      table('heap-stacks-table', [{ key: 'stack', label: 'Stack (leaf first)', type: 'text' }, { key: 'pool', label: 'Pool', type: 'text' },
+        { key: 'alloc_bytes', label: 'Allocated', type: 'bytes' }, { key: 'alloc_objects', label: 'Allocs', type: 'count' },
+        { key: 'inuse_bytes', label: 'In use at the end', type: 'bytes' }, { key: 'samples', label: 'Samples', type: 'count' }],
+        hp.stacks, 'alloc_bytes')]);
+  }
+
   // The flame graph: the merged call tree, root at the top. A click on a
   // frame zooms to it (it spans the width; its ancestors stay above it); the
   // root zooms back out. The search marks matching frames and says what

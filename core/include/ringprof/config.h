@@ -70,6 +70,9 @@ struct Config {
   uint32_t sample_hz = 99;                   // RINGPROF_SAMPLE_HZ: samples per CPU second per thread; 0 = off
   uint32_t detailed_sample_hz = 999;         // RINGPROF_DETAILED_SAMPLE_HZ: the rate at the detailed level; 0 = sample_hz
   SamplerChoice sampler = SamplerChoice::Auto;  // RINGPROF_SAMPLER: auto | perf_signal | perf | timer
+  // Heap sampler (ringprof/heap.h): mean bytes allocated between samples, a
+  // Poisson process over the bytes, at every level; 0 = off.
+  uint64_t heap_interval = 512ull << 10;     // RINGPROF_HEAP_INTERVAL
   OpsConfig ops;                             // levels, schedules, crash flush, fork (ringprof/ops.h)
 };
 

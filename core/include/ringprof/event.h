@@ -71,6 +71,17 @@ enum class EventKind : uint8_t {
                       // loc = its name, p1 = its id. ZoneArg events that
                       // follow it directly on its thread are its arguments.
   AsyncEnd = 18,      // the async span with id p1 ends, on whatever thread
+  HeapAlloc = 19,     // an allocation the heap sampler picked (ringprof/heap.h),
+                      // at any level. In a ring: a words record whose count is
+                      // in `loc` (the stack's words, then the sampling interval
+                      // in bytes), p0 = address, p1 = size, extra = pool index.
+                      // In the file: as Alloc, directly followed on its thread
+                      // by the HeapStack that holds its stack.
+  HeapStack = 20,     // the stack of the HeapAlloc just before it on its thread;
+                      // made by the drainer, never in a ring. In the file: loc =
+                      // interned stack id, value = the mean sampling interval in
+                      // bytes the allocation was picked at (its weight's basis).
+  HeapFree = 21,      // a block the heap sampler picked is freed: as Free.
 };
 
 // How p0 of an event names it.
@@ -157,12 +168,16 @@ constexpr EventKindTraits event_kind_traits(EventKind k) noexcept {
     case EventKind::ZoneStack:    return {"zone_stack",   true,  true,  false, false, false, false, false, true};
     case EventKind::AsyncBegin:   return {"async_begin",  true,  true,  true,  true,  true,  false, false, false};
     case EventKind::AsyncEnd:     return {"async_end",    true,  true,  true,  false, true,  false, false, false};
+    // The heap profile's kinds stay out of crash flushes as samples do.
+    case EventKind::HeapAlloc:    return {"heap_alloc",   true,  true,  false, true,  true,  false, true,  false};
+    case EventKind::HeapStack:    return {"heap_stack",   false, true,  false, false, true,  false, false, true};
+    case EventKind::HeapFree:     return {"heap_free",    true,  true,  false, true,  true,  false, true,  false};
   }
   return {nullptr, false, false, false, false, false, false, false, false};  // a byte from a damaged file
 }
 // clang-format on
 
-inline constexpr uint8_t kEventKindCount = 19;
+inline constexpr uint8_t kEventKindCount = 22;
 
 namespace internal {
 constexpr bool event_kind_table_is_complete() noexcept {
@@ -221,6 +236,9 @@ constexpr bool kind_has_location(EventKind k) noexcept {
 constexpr bool kind_is_memory(EventKind k) noexcept {
   return internal::kind_flag(static_cast<uint8_t>(k), internal::kKindMemory);
 }
+// Alloc and Free: every block of a detailed window, which memory accounting
+// pairs. The heap sampler's kinds carry addresses too, but stand for a sample.
+constexpr bool kind_is_exact_memory(EventKind k) noexcept { return k == EventKind::Alloc || k == EventKind::Free; }
 constexpr bool kind_has_stack(EventKind k) noexcept {
   return internal::kind_flag(static_cast<uint8_t>(k), internal::kKindStack);
 }
@@ -236,6 +254,7 @@ constexpr bool kind_value_is_location(EventKind k) noexcept {
 constexpr uint32_t trailing_slots(const Event& e) noexcept {
   if (e.ref == NameRef::Inline) return continuation_slots(e.extra);
   if (e.kind == EventKind::Sample || e.kind == EventKind::ZoneStack) return sample_frame_slots(e.extra);
+  if (e.kind == EventKind::HeapAlloc) return sample_frame_slots(e.loc);
   return 0;
 }
 

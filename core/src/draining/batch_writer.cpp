@@ -46,7 +46,7 @@ void WriteJob::clear() {
   gpu_devices.clear();
   gpu_stats.reset();
   first_ns = last_ns = 0;
-  samples = drop_marks = 0;
+  samples = unrecorded = 0;
   flush_sink = false;
   window_callbacks.clear();
   flush_ticket = 0;
@@ -252,7 +252,7 @@ void BatchWriter::write_batch(WriteJob& job) {
   }
   counters_.batches.fetch_add(1, std::memory_order_relaxed);
   if (ok) {
-    counters_.events_written.fetch_add(job.events.size() - job.samples - job.drop_marks, std::memory_order_relaxed);
+    counters_.events_written.fetch_add(job.events.size() - job.samples - job.unrecorded, std::memory_order_relaxed);
     counters_.samples_written.fetch_add(job.samples, std::memory_order_relaxed);
     return;
   }
@@ -263,7 +263,7 @@ void BatchWriter::lose_batch(const WriteJob& job) {
   // The batch is gone: its events count as dropped and its samples as lost;
   // the drainer reports them, and the counts this batch carried, again with
   // a later batch.
-  counters_.dropped_io.fetch_add(job.events.size() - job.samples - job.drop_marks, std::memory_order_relaxed);
+  counters_.dropped_io.fetch_add(job.events.size() - job.samples - job.unrecorded, std::memory_order_relaxed);
   counters_.samples_lost.fetch_add(job.samples, std::memory_order_relaxed);
   std::vector<ThreadInfo> back = job.threads;  // every thread the runs name is there
   for (const EventRun& run : job.runs) {

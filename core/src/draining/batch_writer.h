@@ -65,7 +65,9 @@ struct WriteJob {
   std::optional<GpuStats> gpu_stats;
   uint64_t first_ns = 0, last_ns = 0;
   uint64_t samples = 0;     // Sample events among `events`
-  uint64_t drop_marks = 0;  // the rings' drop marks among `events` (not the application's)
+  // Events no thread recorded as such: the rings' drop marks, and the
+  // HeapStack the drainer adds after each HeapAlloc.
+  uint64_t unrecorded = 0;
 
   // After the batch.
   bool flush_sink = false;                // Sink::flush()

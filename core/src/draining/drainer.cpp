@@ -220,6 +220,7 @@ void Drainer::run() {
       take_back_counts();
       adopt_new_rings();
       sample_round(false);
+      heap_round(false);
       const bool window_done = ops::drainer_round(ops_, internal::monotonic_ns());
       drain_all();
       const uint64_t now = internal::monotonic_ns();
@@ -488,6 +489,8 @@ void Drainer::drain_ring(ThreadState& t) {
       const uint64_t extra = trailing_slots(e);
       if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
       Event out = e;
+      uint32_t heap_stack = 0;  // a HeapAlloc's stack id, and the interval it was picked at
+      uint64_t heap_interval = 0;
       out.ts = clock_.to_ns(e.ts);
       switch (e.ref) {
         case NameRef::SourceLocation:
@@ -497,7 +500,7 @@ void Drainer::drain_ring(ThreadState& t) {
           out.loc = locations_.for_static_string(reinterpret_cast<const char*>(e.p0));
           // The ring's own drop marks are not the application's events: they
           // stay out of events_written, so recorded = written + dropped.
-          if (is_drop_mark(e)) ++drop_marks_in_batch_;
+          if (is_drop_mark(e)) ++unrecorded_in_batch_;
           break;
         case NameRef::Inline: {
           name_buffer_.clear();
@@ -524,6 +527,17 @@ void Drainer::drain_ring(ThreadState& t) {
           break;
         }
         case NameRef::None:
+          if (e.kind == EventKind::HeapAlloc) {
+            if (!heap_seen_) {  // the modules its addresses lie in go out with it
+              heap_seen_ = true;
+              modules_.refresh();
+            }
+            heap_stack = intern_heap_stack(*r, i, e.loc, &heap_interval);
+            if (heap_stack == 0) {  // the stack table is full: the sample is lost
+              i += 1 + extra;
+              continue;
+            }
+          }
           if (e.kind == EventKind::ZoneStack) {
             out.loc = intern_zone_stack(*r, i, e.extra);
             if (out.loc == 0) {  // the stack table is full: the zone keeps no stack
@@ -552,6 +566,16 @@ void Drainer::drain_ring(ThreadState& t) {
       if (!kind_is_ring_record(e.kind)) continue;
       events_.push_back(out);
       ++run.count;
+      if (heap_stack != 0) {  // its stack follows it directly (event.h)
+        Event st{};
+        st.ts = out.ts;
+        st.kind = EventKind::HeapStack;
+        st.loc = heap_stack;
+        st.p1 = heap_interval;
+        events_.push_back(st);
+        ++run.count;
+        ++unrecorded_in_batch_;
+      }
       batch_first_ns_ = std::min(batch_first_ns_, out.ts);
       batch_last_ns_ = std::max(batch_last_ns_, out.ts);
     }
@@ -563,7 +587,7 @@ void Drainer::drain_ring(ThreadState& t) {
 
 void Drainer::discard_batch() {
   samples_in_batch_ = 0;
-  drop_marks_in_batch_ = 0;
+  unrecorded_in_batch_ = 0;
   events_.clear();
   runs_.clear();
   batch_first_ns_ = ~0ull;
@@ -642,7 +666,7 @@ bool Drainer::emit_batch(bool wait) {
     }
   }
   j.samples = samples_in_batch_;
-  j.drop_marks = drop_marks_in_batch_;
+  j.unrecorded = unrecorded_in_batch_;
   // The counts go out with this batch; a batch the sink loses gives them
   // back (take_back_counts).
   for (const ThreadInfo& reported : batch_threads_) {
@@ -665,7 +689,7 @@ bool Drainer::emit_batch(bool wait) {
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
   if (events_.capacity() < cap) events_.reserve(cap);
   samples_in_batch_ = 0;
-  drop_marks_in_batch_ = 0;
+  unrecorded_in_batch_ = 0;
   for (auto& [index, t] : threads_) t.in_batch = false;
   batch_first_ns_ = ~0ull;
   batch_last_ns_ = 0;

@@ -42,6 +42,7 @@
 #include "ringprof/sink.h"
 #include "ringprof/sink.h"
 #include "sampler/module_table.h"
+#include "sampler/unwind_index.h"
 #include "sampler/sample_visitor.h"
 #include "sampler/stack_table.h"
 
@@ -100,6 +101,10 @@ class Drainer : private sampler::SampleVisitor {
   // position `at` of the ring) interned as a Sample's is; 0 when the stack
   // table is full.
   uint32_t intern_zone_stack(const Ring& r, uint64_t at, uint16_t words);
+  // A HeapAlloc record's stack (ringprof/heap.h), and the interval after it.
+  uint32_t intern_heap_stack(const Ring& r, uint64_t at, uint32_t words, uint64_t* interval);
+  // zone_stack_words_ interned, through the cache of recent stacks.
+  uint32_t intern_record_words();
   void account_drops(ThreadState& t);
   // Offers the thread a larger ring when its ring overflowed, was found half
   // full, or fills so fast that what is left past the wake fill lasts less
@@ -146,6 +151,13 @@ class Drainer : private sampler::SampleVisitor {
 
   // Sampling.
   std::unique_ptr<sampler::Sampler> sampler_;
+  // The heap sampler's view of the loaded objects when the CPU sampler
+  // publishes none (off, or perf's kernel call chains), and the modules its
+  // stacks' addresses lie in (heap_round).
+  std::unique_ptr<sampler::UnwindIndex> heap_unwind_;
+  uint64_t heap_refreshed_ns_ = 0;
+  bool heap_seen_ = false;  // a heap sample was drained: the module table is kept for it
+  void heap_round(bool force);
   std::shared_ptr<const RankInfo> rank_;  // the process's identity as last copied (null: unknown)
   uint32_t rank_seen_ = UINT32_MAX;       // its version
   sampler::StackTable stacks_;
@@ -164,7 +176,7 @@ class Drainer : private sampler::SampleVisitor {
   sampler::ModuleTable modules_;
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;
-  uint64_t drop_marks_in_batch_ = 0;  // the rings' drop marks (ringprof/internal/ring.h) in the current batch
+  uint64_t unrecorded_in_batch_ = 0;  // BatchJob::unrecorded of the current batch
   int level_subscription_ = 0;  // level::subscribe id while the drainer runs
   uint64_t names_checked_ns_ = 0;
 

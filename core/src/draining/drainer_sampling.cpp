@@ -21,6 +21,7 @@ constexpr uint64_t kOldNameRefreshNs = 2000000000;
 
 void Drainer::start_sampler() {
   sampler_ = std::make_unique<sampler::Sampler>(config_.sample_hz, config_.sampler);
+  heap_round(true);  // before the first heap samples' walks, as far as it can be
   if (!sampler_->on()) return;
   sampler_->ignore(static_cast<uint32_t>(writer_->tid()));  // ringprof's own, like the drainer
   modules_.refresh();
@@ -28,6 +29,20 @@ void Drainer::start_sampler() {
   // (adopted on the first round); every other thread is found by this scan.
   adopt_new_rings();
   sample_round(false);
+}
+
+void Drainer::heap_round(bool force) {
+  if (config_.heap_interval == 0) return;
+  const uint64_t now = internal::monotonic_ns();
+  if (!force && now - heap_refreshed_ns_ < 100000000) return;  // as often as the sampler rescans
+  heap_refreshed_ns_ = now;
+  if (sampler_ && sampler_->unwinds_in_process()) {
+    heap_unwind_.reset();
+  } else {
+    if (!heap_unwind_) heap_unwind_ = std::make_unique<sampler::UnwindIndex>();
+    heap_unwind_->refresh();
+  }
+  if (heap_seen_) modules_.refresh();
 }
 
 void Drainer::on_level(Level m) {
@@ -139,6 +154,21 @@ uint32_t Drainer::intern_zone_stack(const Ring& r, uint64_t at, uint16_t words) 
   const size_t n = std::min<size_t>(words, kMaxSampleFrames);
   zone_stack_words_.resize(n);
   read_words_record(r, at, zone_stack_words_.data(), n);
+  return intern_record_words();
+}
+
+uint32_t Drainer::intern_heap_stack(const Ring& r, uint64_t at, uint32_t words, uint64_t* interval) {
+  // The stack's words (as a sample's), then the sampling interval.
+  const size_t n = std::min<size_t>(words, 2 * kMaxSampleFrames + 1);
+  zone_stack_words_.resize(n);
+  read_words_record(r, at, zone_stack_words_.data(), n);
+  *interval = n ? zone_stack_words_.back() : 0;
+  if (n) zone_stack_words_.pop_back();
+  return intern_record_words();
+}
+
+uint32_t Drainer::intern_record_words() {
+  const size_t n = zone_stack_words_.size();
   uint64_t h = n;
   for (uint64_t w : zone_stack_words_) h = (h ^ w) * 0x100000001b3ull;
   ZoneStackCacheEntry& slot = zone_stack_cache_[(h ^ (h >> 29)) % kZoneStackCache];

@@ -134,6 +134,7 @@ Config config_from(const SettingLookup& lookup, std::vector<std::string>* warnin
   if (const char* lib = env.get("RINGPROF_CUPTI_LIB")) c.cupti_library = lib;
   env.integer("RINGPROF_SAMPLE_HZ", &c.sample_hz, 0, 10000);
   env.integer("RINGPROF_DETAILED_SAMPLE_HZ", &c.detailed_sample_hz, 0, 10000);
+  env.bytes("RINGPROF_HEAP_INTERVAL", &c.heap_interval, 0, 1ull << 40);
   if (const char* s = env.get("RINGPROF_SAMPLER")) {
     const std::string v = s;
     if (v == "auto") c.sampler = SamplerChoice::Auto;

@@ -28,6 +28,7 @@
 #include "ringprof/rank.h"
 #include "ringprof/recording.h"
 #include "ringprof/sink.h"
+#include "sampler/heap_sampler.h"
 #include "sampler/signal_thread_sampler.h"
 #include "recording/thread_index.h"
 
@@ -128,6 +129,7 @@ void fork_child() {
   // perf_event descriptors stay open, idle, until exec: they watch the
   // parent's threads and nobody here reads them.)
   sampler::reset_signal_slots_after_fork();
+  sampler::reset_heap_after_fork();
   if (parent_recording) ops::fork_child_policy();  // RINGPROF_FORK=record: own session, own files
 }
 
@@ -310,6 +312,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   s.flush_at_exit = config.flush_at_exit;
   internal::remember_start_config(nullptr, nullptr);  // start(Config) remembers its own after this returns
   internal::g_session.store(published, std::memory_order_release);
+  sampler::set_heap_interval(safe.heap_interval);
   ops::session_started(safe);
   return true;
 }
@@ -327,6 +330,7 @@ void stop() {
   std::lock_guard<std::mutex> lock(s.control);
   if (!s.drainer) return;
   ops::session_stopping();  // open windows end (their marks) while recording is still on
+  sampler::set_heap_interval(0);
   internal::g_session.store(0, std::memory_order_release);
   // stop() (and so exit()) waits while the writer makes progress: a dead disk
   // must not hang the application, a slow one that still takes data gets it all.

@@ -51,6 +51,11 @@ class Sampler {
   // Mechanism and reason; `version` changes when sampling stops on its own.
   const SamplerState& state() const noexcept { return state_; }
   bool on() const noexcept { return mechanism_ != Mechanism::Off; }
+  // Its unwind tables are published (the signal mechanisms): the heap
+  // sampler's in-thread walks use them too.
+  bool unwinds_in_process() const noexcept {
+    return mechanism_ == Mechanism::PerfSignal || mechanism_ == Mechanism::Timer;
+  }
 
   // Starts sampling `tid` unless it already is, is the drainer, or cannot be.
   // True when newly covered.

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "ringprof/detail_zone.h"
+#include "ringprof/heap.h"
 #include "ringprof/memory.h"
 #include "ringprof/ops.h"
 #include "ringprof/rank.h"

@@ -28,6 +28,8 @@ struct ExportArgs {
   std::string thread;
   std::vector<std::string> symbol_paths;
   bool per_thread = false;  // flame --per-thread
+  bool heap = false;        // pprof --heap
+  std::string pool;         // pprof --heap --pool
   std::string format;       // convert --format: chrome | perfetto ("" picks by the output's name)
 };
 
@@ -104,7 +106,30 @@ int run_flame(const ExportArgs& a) {
   return kExitDamaged;
 }
 
+int run_heap_pprof(const ExportArgs& a) {
+  Input input(a.paths);
+  HeapOptions options;
+  options.range = a.range;
+  options.thread = a.thread;
+  options.pool = a.pool;
+  const HeapProfile profile = collect_heap(input.reader(), options);
+  StackResolver resolver(a.symbol_paths);
+  std::string error;
+  const bool written = write_heap_pprof_file(input.reader(), profile, resolver, a.output, &error);
+  report_symbol_warnings(resolver);
+  int status = report_problems(input.reader());
+  if (profile.samples.empty())
+    std::fprintf(stderr, "ringprof: note: no heap samples in the input%s (RINGPROF_HEAP_INTERVAL, docs/memory.md)\n",
+                 a.pool.empty() ? "" : (" for pool " + a.pool).c_str());
+  if (!written) {
+    print_error(error);
+    status = kExitDamaged;
+  }
+  return status;
+}
+
 int run_pprof(const ExportArgs& a) {
+  if (a.heap) return run_heap_pprof(a);
   Input input(a.paths);
   const SampleProfile profile = read_samples(input.reader(), a);
   StackResolver resolver(a.symbol_paths);
@@ -152,8 +177,14 @@ void add_export_commands(CLI::App& app) {
   });
 
   auto pprof = std::make_shared<ExportArgs>();
-  CLI::App& p = add_export(app, "pprof", "CPU samples as a pprof profile (go tool pprof, Pyroscope, Parca, Perfetto)",
+  CLI::App& p = add_export(app, "pprof",
+                           "CPU samples, or the sampled heap, as a pprof profile (go tool pprof, Pyroscope, Parca, "
+                           "Perfetto)",
                            *pprof, "where to write it (required; OUT ending in .gz is gzipped)");
+  p.add_flag("--heap", pprof->heap,
+             "the sampled heap instead: alloc_objects, alloc_space, inuse_objects, inuse_space (go's heap layout)");
+  p.add_option("--pool", pprof->pool, "with --heap: one memory pool only (heap, torch:cpu, torch:cuda:0, ...)")
+      ->needs("--heap");
   on_run(
       p,
       [pprof] {

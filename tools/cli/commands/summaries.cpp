@@ -1,6 +1,7 @@
 // `ringprof table`, `gpu` and `memory`: summaries of the recording printed as
 // tables (text or CSV) on stdout.
 #include <cstdio>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include "options.h"
 #include "reporting.h"
 #include "ringprof/tools/gpu_summary.h"
+#include "ringprof/tools/heap_profile.h"
 #include "ringprof/tools/memory_summary.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/sample_profile.h"
@@ -32,6 +34,8 @@ struct ReportArgs {
   size_t group_by_stack = 0;   // table --group-by-stack N
   std::vector<std::string> symbol_paths;
   size_t name_width = kGpuNameWidth;  // gpu --name-width
+  bool heap = false;                  // memory --heap
+  std::string pool;                   // memory --heap --pool
 };
 
 TableFormat table_format(const ReportArgs& a) { return a.format == "csv" ? TableFormat::Csv : TableFormat::Text; }
@@ -99,8 +103,23 @@ int run_gpu(const ReportArgs& a) {
   return report_problems(input.reader());
 }
 
+int run_heap(const ReportArgs& a) {
+  Input input(a.paths);
+  HeapOptions options;
+  options.range = a.range;
+  options.thread = a.thread;
+  options.pool = a.pool;
+  const HeapProfile profile = collect_heap(input.reader(), options);
+  StackResolver resolver(a.symbol_paths);
+  const auto rows = heap_top_stacks(input.reader(), profile, resolver, a.top ? a.top : SIZE_MAX);
+  report_symbol_warnings(resolver);
+  print(format_heap_top(rows, profile, table_format(a)));
+  return report_problems(input.reader());
+}
+
 int run_memory(const ReportArgs& a) {
   if (const int status = place_range(a.paths, a.range)) return status;
+  if (a.heap) return run_heap(a);
   Input input(a.paths);
   MemoryOptions options;
   options.range = a.range;
@@ -164,6 +183,10 @@ void add_summary_commands(CLI::App& app) {
   add_format_option(m, memory->format);
   add_thread_option(m, memory->thread);
   add_range_options(m, memory->range);
+  m.add_flag("--heap", memory->heap,
+             "the sampled heap instead: the stacks allocating most, estimated bytes and blocks allocated and in use");
+  m.add_option("--pool", memory->pool, "with --heap: one memory pool only (heap, torch:cpu, ...)")->needs("--heap");
+  add_symbol_path_option(m, memory->symbol_paths);
   on_run(m, [memory] { return run_memory(*memory); });
 }
 

@@ -186,6 +186,9 @@ class ChromeTraceWriter final : public SegmentVisitor {
       case EventKind::AsyncEnd:  // ... and async spans
       case EventKind::Alloc:
       case EventKind::Free:     // the memory counter tracks
+      case EventKind::HeapAlloc:
+      case EventKind::HeapStack:
+      case EventKind::HeapFree:  // the heap profile is pprof's
       case EventKind::None:
       case EventKind::ThreadName:
       case EventKind::Continuation:  // these three never reach a file

@@ -371,6 +371,9 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       case EventKind::Alloc:
       case EventKind::Free:
         return;  // the memory counter tracks (on_memory)
+      case EventKind::HeapAlloc:
+      case EventKind::HeapStack:
+      case EventKind::HeapFree: return;  // the heap profile is pprof's (ringprof pprof --heap)
       case EventKind::Instant:
       case EventKind::Counter:
       case EventKind::FlowBegin:
@@ -462,6 +465,9 @@ class PerfettoTraceWriter final : public SegmentVisitor {
       case EventKind::AsyncEnd:
       case EventKind::Alloc:
       case EventKind::Free:  // handled above
+      case EventKind::HeapAlloc:
+      case EventKind::HeapStack:
+      case EventKind::HeapFree:  // the heap profile is pprof's
       case EventKind::Sample:  // the sample packets (before this function)
       case EventKind::None:
       case EventKind::ThreadName:

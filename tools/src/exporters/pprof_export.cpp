@@ -1,6 +1,8 @@
 #include "ringprof/tools/pprof_export.h"
 
+#include <cmath>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "profile.pb.h"
@@ -24,67 +26,95 @@ class StringTable {
   std::unordered_map<std::string, int64_t> ids_;
 };
 
-}  // namespace
+// The tables every pprof profile shares: strings, mappings, functions and
+// locations, filled as samples name their stacks.
+class ProfileTables {
+ public:
+  ProfileTables(pprof::Profile& p, const TraceReader& reader, StackResolver& resolver)
+      : p_(p), strings_(p), reader_(reader), resolver_(resolver) {}
 
-std::string build_pprof(const TraceReader& reader, const SampleProfile& profile, StackResolver& resolver) {
-  pprof::Profile p;
-  StringTable strings(p);
+  int64_t str(const std::string& s) { return strings_.id(s); }
 
-  auto* count_type = p.add_sample_type();
-  count_type->set_type(strings.id("samples"));
-  count_type->set_unit(strings.id("count"));
-  auto* cpu_type = p.add_sample_type();
-  cpu_type->set_type(strings.id("cpu"));
-  cpu_type->set_unit(strings.id("nanoseconds"));
-  p.mutable_period_type()->set_type(strings.id("cpu"));
-  p.mutable_period_type()->set_unit(strings.id("nanoseconds"));
-  p.set_period(static_cast<int64_t>(profile.period_ns));
-  p.set_default_sample_type(strings.id("samples"));
-  if (!profile.mechanism.empty()) p.add_comment(strings.id("ringprof sampler: " + profile.mechanism));
+  // The stack's locations into `s`, leaf first; a stack the files lost is
+  // one "[unknown stack]" frame.
+  void add_stack(pprof::Sample* s, size_t process_index, uint32_t stack_id) {
+    const ProcessState& process = reader_.processes()[process_index];
+    if (const StackTrace* st = process.stack(stack_id); st != nullptr && !st->frames.empty()) {
+      for (size_t i = 0; i < st->frames.size(); ++i) s->add_location_id(location_for(process, st->frames[i], i == 0));
+      return;
+    }
+    auto [it, inserted] = locations_.try_emplace({process.index, 0, true}, locations_.size() + 1);
+    if (inserted) {
+      auto* pl = p_.add_location();
+      pl->set_id(it->second);
+      ResolvedFrame unknown;
+      unknown.function = "[unknown stack]";
+      pl->add_line()->set_function_id(function_for(unknown));
+    }
+    s->add_location_id(it->second);
+  }
 
-  // Mappings: (process, module id) -> mapping id.
-  std::map<std::pair<size_t, uint32_t>, uint64_t> mappings;
-  auto mapping_for = [&](const ProcessState& process, uint32_t module_id) -> uint64_t {
+  void add_thread_labels(pprof::Sample* s, size_t process_index, uint32_t thread_index) {
+    const ProcessState& process = reader_.processes()[process_index];
+    const ThreadState* t = process.thread(thread_index);
+    auto* l = s->add_label();
+    l->set_key(str("thread"));
+    l->set_str(str(t && !t->name.empty() ? t->name : "thread"));
+    l = s->add_label();
+    l->set_key(str("tid"));
+    l->set_num(process.tid_of(thread_index));
+    l = s->add_label();
+    l->set_key(str("pid"));
+    l->set_num(process.pid);
+  }
+
+  // The wall-clock time of a moment of the first process's monotonic clock.
+  void set_time(size_t process_index, uint64_t first_ns, uint64_t last_ns) {
+    const ProcessState& first = reader_.processes()[process_index];
+    if (first.start_known)
+      p_.set_time_nanos(static_cast<int64_t>(first.start_realtime_ns + (first_ns - first.start_monotonic_ns)));
+    p_.set_duration_nanos(static_cast<int64_t>(last_ns - first_ns));
+  }
+
+ private:
+  uint64_t mapping_for(const ProcessState& process, uint32_t module_id) {
     if (module_id == 0) return 0;
-    auto [it, inserted] = mappings.try_emplace({process.index, module_id}, mappings.size() + 1);
+    auto [it, inserted] = mappings_.try_emplace({process.index, module_id}, mappings_.size() + 1);
     if (!inserted) return it->second;
     auto m = process.modules.find(module_id);
-    auto* pm = p.add_mapping();
+    auto* pm = p_.add_mapping();
     pm->set_id(it->second);
     if (m != process.modules.end()) {
       pm->set_memory_start(m->second.start);
       pm->set_memory_limit(m->second.end);
       pm->set_file_offset(m->second.file_offset);
-      pm->set_filename(strings.id(m->second.path));
-      pm->set_build_id(strings.id(m->second.build_id));
+      pm->set_filename(str(m->second.path));
+      pm->set_build_id(str(m->second.build_id));
     }
     pm->set_has_functions(true);
     pm->set_has_filenames(true);
     pm->set_has_line_numbers(true);
     pm->set_has_inline_frames(true);
     return it->second;
-  };
+  }
 
-  std::map<std::pair<std::string, std::string>, uint64_t> functions;  // (name, file) -> id
-  auto function_for = [&](const ResolvedFrame& f) -> uint64_t {
-    auto [it, inserted] = functions.try_emplace({f.function, f.file}, functions.size() + 1);
+  uint64_t function_for(const ResolvedFrame& f) {
+    auto [it, inserted] = functions_.try_emplace({f.function, f.file}, functions_.size() + 1);
     if (inserted) {
-      auto* pf = p.add_function();
+      auto* pf = p_.add_function();
       pf->set_id(it->second);
-      pf->set_name(strings.id(f.function));
-      pf->set_system_name(strings.id(f.function));
-      pf->set_filename(strings.id(f.file));
+      pf->set_name(str(f.function));
+      pf->set_system_name(str(f.function));
+      pf->set_filename(str(f.file));
     }
     return it->second;
-  };
+  }
 
-  // Locations: (process, address, leaf) -> location id.
-  std::map<std::tuple<size_t, uint64_t, bool>, uint64_t> locations;
-  auto location_for = [&](const ProcessState& process, uint64_t address, bool leaf) -> uint64_t {
-    auto [it, inserted] = locations.try_emplace({process.index, address, leaf}, locations.size() + 1);
+  uint64_t location_for(const ProcessState& process, uint64_t address, bool leaf) {
+    auto [it, inserted] = locations_.try_emplace({process.index, address, leaf}, locations_.size() + 1);
     if (!inserted) return it->second;
-    const std::vector<ResolvedFrame>& frames = resolver.address(process, address, leaf);
-    auto* pl = p.add_location();
+    const std::vector<ResolvedFrame>& frames = resolver_.address(process, address, leaf);
+    auto* pl = p_.add_location();
     pl->set_id(it->second);
     // An interpreter frame has no address, only its function and line.
     const bool interpreted = !frames.empty() && frames.front().interpreted;
@@ -96,59 +126,103 @@ std::string build_pprof(const TraceReader& reader, const SampleProfile& profile,
       line->set_line(f.line);
     }
     return it->second;
-  };
-
-  const int64_t thread_key = strings.id("thread");
-  const int64_t tid_key = strings.id("tid");
-  const int64_t pid_key = strings.id("pid");
-  for (const SampleCount& c : profile.counts) {
-    const ProcessState& process = reader.processes()[c.process];
-    auto* s = p.add_sample();
-    if (const StackTrace* st = process.stack(c.stack_id); st != nullptr && !st->frames.empty()) {
-      for (size_t i = 0; i < st->frames.size(); ++i) s->add_location_id(location_for(process, st->frames[i], i == 0));
-    } else {
-      // A stack the files lost: keep the sample, under one "[unknown stack]" frame.
-      auto [it, inserted] = locations.try_emplace({process.index, 0, true}, locations.size() + 1);
-      if (inserted) {
-        auto* pl = p.add_location();
-        pl->set_id(it->second);
-        ResolvedFrame unknown;
-        unknown.function = "[unknown stack]";
-        pl->add_line()->set_function_id(function_for(unknown));
-      }
-      s->add_location_id(it->second);
-    }
-    s->add_value(static_cast<int64_t>(c.count));
-    s->add_value(static_cast<int64_t>(c.count * profile.period_ns));
-    const ThreadState* t = process.thread(c.thread_index);
-    auto* l = s->add_label();
-    l->set_key(thread_key);
-    l->set_str(strings.id(t && !t->name.empty() ? t->name : "thread"));
-    l = s->add_label();
-    l->set_key(tid_key);
-    l->set_num(process.tid_of(c.thread_index));
-    l = s->add_label();
-    l->set_key(pid_key);
-    l->set_num(process.pid);
   }
 
-  if (profile.samples > 0 && !profile.counts.empty()) {
-    const ProcessState& first = reader.processes()[profile.counts.front().process];
-    if (first.start_known) {
-      p.set_time_nanos(static_cast<int64_t>(first.start_realtime_ns + (profile.first_ns - first.start_monotonic_ns)));
-    }
-    p.set_duration_nanos(static_cast<int64_t>(profile.last_ns - profile.first_ns));
-  }
-  return p.SerializeAsString();
+  pprof::Profile& p_;
+  StringTable strings_;
+  const TraceReader& reader_;
+  StackResolver& resolver_;
+  std::map<std::pair<size_t, uint32_t>, uint64_t> mappings_;           // (process, module id) -> id
+  std::map<std::pair<std::string, std::string>, uint64_t> functions_;  // (name, file) -> id
+  std::map<std::tuple<size_t, uint64_t, bool>, uint64_t> locations_;   // (process, address, leaf) -> id
+};
+
+void add_sample_type(pprof::Profile& p, ProfileTables& t, const char* type, const char* unit) {
+  auto* v = p.add_sample_type();
+  v->set_type(t.str(type));
+  v->set_unit(t.str(unit));
 }
 
-bool write_pprof_file(const TraceReader& reader, const SampleProfile& profile, StackResolver& resolver,
-                      const std::string& path, std::string* error) {
-  const std::string bytes = build_pprof(reader, profile, resolver);
+std::string serialize(const pprof::Profile& p) { return p.SerializeAsString(); }
+
+bool write_bytes(const std::string& bytes, const std::string& path, std::string* error) {
   OutputFile out;
   if (!out.open(path, error)) return false;
   out.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return out.close(error);
+}
+
+}  // namespace
+
+std::string build_pprof(const TraceReader& reader, const SampleProfile& profile, StackResolver& resolver) {
+  pprof::Profile p;
+  ProfileTables t(p, reader, resolver);
+  add_sample_type(p, t, "samples", "count");
+  add_sample_type(p, t, "cpu", "nanoseconds");
+  p.mutable_period_type()->set_type(t.str("cpu"));
+  p.mutable_period_type()->set_unit(t.str("nanoseconds"));
+  p.set_period(static_cast<int64_t>(profile.period_ns));
+  p.set_default_sample_type(t.str("samples"));
+  if (!profile.mechanism.empty()) p.add_comment(t.str("ringprof sampler: " + profile.mechanism));
+  for (const SampleCount& c : profile.counts) {
+    auto* s = p.add_sample();
+    t.add_stack(s, c.process, c.stack_id);
+    s->add_value(static_cast<int64_t>(c.count));
+    s->add_value(static_cast<int64_t>(c.count * profile.period_ns));
+    t.add_thread_labels(s, c.process, c.thread_index);
+  }
+  if (profile.samples > 0 && !profile.counts.empty())
+    t.set_time(profile.counts.front().process, profile.first_ns, profile.last_ns);
+  return serialize(p);
+}
+
+std::string build_heap_pprof(const TraceReader& reader, const HeapProfile& profile, StackResolver& resolver) {
+  pprof::Profile p;
+  ProfileTables t(p, reader, resolver);
+  // go's heap profile layout: go tool pprof offers -sample_index between them.
+  add_sample_type(p, t, "alloc_objects", "count");
+  add_sample_type(p, t, "alloc_space", "bytes");
+  add_sample_type(p, t, "inuse_objects", "count");
+  add_sample_type(p, t, "inuse_space", "bytes");
+  p.mutable_period_type()->set_type(t.str("space"));
+  p.mutable_period_type()->set_unit(t.str("bytes"));
+  p.set_period(static_cast<int64_t>(profile.interval));
+  p.set_default_sample_type(t.str("inuse_space"));
+  p.add_comment(t.str("ringprof heap sampler: one allocation per " + std::to_string(profile.interval) +
+                      " bytes on average, weighed back to estimates of the whole"));
+  // One sample per picked block, with its own weight: pprof adds them up by
+  // stack, and the labels (size, pool, thread) stay per block.
+  for (const HeapSample& h : profile.samples) {
+    auto* s = p.add_sample();
+    t.add_stack(s, h.process, h.stack_id);
+    const double w = h.weight();
+    const auto objects = static_cast<int64_t>(std::llround(w));
+    const auto bytes = static_cast<int64_t>(std::llround(w * static_cast<double>(h.size)));
+    s->add_value(h.in_range ? objects : 0);
+    s->add_value(h.in_range ? bytes : 0);
+    s->add_value(h.in_use ? objects : 0);
+    s->add_value(h.in_use ? bytes : 0);
+    auto* l = s->add_label();
+    l->set_key(t.str("bytes"));
+    l->set_num(static_cast<int64_t>(h.size));
+    l->set_num_unit(t.str("bytes"));
+    l = s->add_label();
+    l->set_key(t.str("pool"));
+    l->set_str(t.str(reader.processes()[h.process].location_name(h.pool)));
+    t.add_thread_labels(s, h.process, h.thread_index);
+  }
+  if (!profile.samples.empty()) t.set_time(profile.samples.front().process, profile.first_ns, profile.last_ns);
+  return serialize(p);
+}
+
+bool write_pprof_file(const TraceReader& reader, const SampleProfile& profile, StackResolver& resolver,
+                      const std::string& path, std::string* error) {
+  return write_bytes(build_pprof(reader, profile, resolver), path, error);
+}
+
+bool write_heap_pprof_file(const TraceReader& reader, const HeapProfile& profile, StackResolver& resolver,
+                           const std::string& path, std::string* error) {
+  return write_bytes(build_heap_pprof(reader, profile, resolver), path, error);
 }
 
 }  // namespace ringprof

@@ -226,6 +226,9 @@ void FactsCollector::segment(const SegmentView& view) {
       case EventKind::Mark:
       case EventKind::Alloc:
       case EventKind::Free:
+      case EventKind::HeapAlloc:
+      case EventKind::HeapStack:
+      case EventKind::HeapFree:
       case EventKind::ZoneArg:
       case EventKind::ZoneStack:
       case EventKind::AsyncBegin:

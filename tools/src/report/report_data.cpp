@@ -2,6 +2,7 @@
 // computed by the same library calls the other commands make, so the page
 // and `ringprof table` / `gpu` / `ranks` agree figure for figure.
 #include <algorithm>
+#include <cmath>
 
 #include "common/json_text.h"
 #include "report/report_samples.h"
@@ -11,6 +12,7 @@
 #include "ringprof/tools/gpu_summary.h"
 #include "ringprof/tools/mark_text.h"
 #include "ringprof/tools/html_report.h"
+#include "ringprof/tools/heap_profile.h"
 #include "ringprof/tools/memory_summary.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/rank_report.h"
@@ -253,6 +255,31 @@ void step_breakdown(JsonWriter& j, const RanksReport& ranks) {
   j.close(']');
 }
 
+void heap(JsonWriter& j, const HeapProfile& profile, const std::vector<HeapTopRow>& rows) {
+  j.key("heap");
+  if (profile.samples.empty()) {
+    j.null();
+    return;
+  }
+  j.open('{');
+  j.field("samples", static_cast<uint64_t>(profile.samples.size()));
+  j.field("interval", profile.interval);
+  j.key("stacks");
+  j.open('[');
+  for (const HeapTopRow& r : rows) {
+    j.open('{');
+    j.field("stack", r.stack);
+    j.field("pool", r.pool);
+    j.field("alloc_bytes", static_cast<uint64_t>(std::llround(r.alloc_bytes)));
+    j.field("alloc_objects", static_cast<uint64_t>(std::llround(r.alloc_objects)));
+    j.field("inuse_bytes", static_cast<uint64_t>(std::llround(r.inuse_bytes)));
+    j.field("samples", r.samples);
+    j.close('}');
+  }
+  j.close(']');
+  j.close('}');
+}
+
 void memory(JsonWriter& j, const MemorySummary& m) {
   j.key("memory");
   if (m.memory_events == 0) {
@@ -463,6 +490,11 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   so.thread = options.thread;
   const SampleProfile profile = collect_samples(reader, so);
   StackResolver resolver(options.symbol_paths);
+  HeapOptions ho;
+  ho.range = options.range;
+  ho.thread = options.thread;
+  const HeapProfile heap_profile = collect_heap(reader, ho);
+  heap(j, heap_profile, heap_top_stacks(reader, heap_profile, resolver, kTopRows));
   const SampleTable top = compute_sample_table(reader, profile, resolver, SampleColumn::Self, kTopRows);
   const SampleTable python = compute_sample_table(reader, profile, resolver, SampleColumn::Self, kTopRows, true);
   samples(j, top, python, internal::build_flame_tree(reader, profile, resolver));

@@ -10,7 +10,7 @@ void MemoryPairing::resolve(const DecodedSegment& seg, const TimeRange& range, s
   order_.clear();
   for (size_t i = 0; i < seg.events.size(); ++i) {
     const DecodedEvent& e = seg.events[i];
-    if (kind_is_memory(e.kind) && range.contains(e.ts_ns)) order_.push_back(static_cast<uint32_t>(i));
+    if (kind_is_exact_memory(e.kind) && range.contains(e.ts_ns)) order_.push_back(static_cast<uint32_t>(i));
   }
   std::stable_sort(order_.begin(), order_.end(),
                    [&](uint32_t a, uint32_t b) { return seg.events[a].ts_ns < seg.events[b].ts_ns; });

@@ -76,7 +76,7 @@ class TableBuilder final : public SegmentVisitor {
       zones_.add(e);
       gpu_.event(e);
       // Zones in segment (per-thread) order, sizes from the time-ordered pairing.
-      if (kind_is_memory(e.kind) && !mem_bytes_.empty() && mem_bytes_[i] != 0 &&
+      if (kind_is_exact_memory(e.kind) && !mem_bytes_.empty() && mem_bytes_[i] != 0 &&
           !zones_.add_memory(e.thread_index, mem_bytes_[i], is_device_pool(e.loc)) &&
           threads_.matches(*process_, e.thread_index)) {
         mem_outside_ += mem_bytes_[i];

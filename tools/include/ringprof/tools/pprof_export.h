@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "ringprof/tools/heap_profile.h"
 #include "ringprof/tools/sample_profile.h"
 #include "ringprof/tools/stack_resolver.h"
 
@@ -23,5 +24,13 @@ std::string build_pprof(const TraceReader& reader, const SampleProfile& profile,
 // "profile.pb.gz"). False with *error set.
 bool write_pprof_file(const TraceReader& reader, const SampleProfile& profile, StackResolver& resolver,
                       const std::string& path, std::string* error);
+
+// The heap profile as go's heap profiles lay it out: alloc_objects,
+// alloc_space, inuse_objects, inuse_space (the default), period space/bytes =
+// the sampling interval; one sample per picked block, with labels bytes (its
+// size), pool, thread, tid and pid.
+std::string build_heap_pprof(const TraceReader& reader, const HeapProfile& profile, StackResolver& resolver);
+bool write_heap_pprof_file(const TraceReader& reader, const HeapProfile& profile, StackResolver& resolver,
+                           const std::string& path, std::string* error);
 
 }  // namespace ringprof
