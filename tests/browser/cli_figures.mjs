@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 export const TOP_ROWS = 100;
 
 // The sections a page can have, in the page's order (report.js).
-export const KNOWN_SECTIONS = ['overview', 'steps', 'operators', 'gpu', 'memory', 'samples', 'timeline', 'ranks',
-  'findings'];
+export const KNOWN_SECTIONS = ['overview', 'steps', 'operators', 'gpu', 'memory', 'heap', 'samples', 'timeline',
+  'ranks', 'findings'];
 
 export function runCli(cli, args) {
   try {
@@ -114,6 +114,8 @@ export function readCli(cli, recording) {
   const [pools = [], zones = [], live = []] = csvBlocks(runCli(cli, ['memory', '--top', String(TOP_ROWS), '--format',
     'csv', recording]));
   f.memory = { pools, zones, live };
+  f.heap = csvBlocks(runCli(cli, ['memory', '--heap', '--top', String(TOP_ROWS), '--format', 'csv', recording]))[0] ||
+    [];
   f.gpu = parseGpu(runCli(cli, ['gpu', recording]));
   f.ranks = JSON.parse(runCli(cli, ['ranks', '--per-step', '--format', 'json', recording]));
   f.findings = JSON.parse(runCli(cli, ['findings', '--format', 'json', recording]));
@@ -133,6 +135,7 @@ export function expectedSections(f) {
     operators: [f.table.length > 0, `\`ringprof table\`: ${f.table.length} rows`],
     gpu: [gpu, `\`ringprof gpu\`: ${f.gpu.devices} devices, ${f.gpu.kernelNames} kernels`],
     memory: [f.memoryEvents, `\`ringprof memory\`: ${f.memoryEvents ? 'memory events' : 'no memory events'}`],
+    heap: [f.heap.length > 0, `\`ringprof memory --heap\`: ${f.heap.length} stacks`],
     samples: [f.samples > 0, `\`ringprof table --samples\`: ${f.samples} samples`],
     // The busiest threads' zones and every GPU's busy spans (report_timeline.h).
     timeline: [f.table.length > 0 || gpu, `zones in \`ringprof table\` or a GPU in \`ringprof gpu\``],

@@ -156,6 +156,13 @@ export async function checkMemory(c, page, f) {
   }
 }
 
+// The sampled heap's stacks: the same rows, estimates and sample counts.
+export async function checkHeap(c, page, f) {
+  await compareTable(c, page, 'heap-stacks-table', f.heap, ['stack', 'stack'],
+    [['pool', 'pool', same], ['alloc_bytes', 'alloc_bytes', same], ['alloc_objects', 'alloc_objects', same],
+      ['inuse_bytes', 'inuse_bytes', same], ['samples', 'samples', same]]);
+}
+
 export async function checkSamplesTable(c, page, f) {
   await compareTable(c, page, 'samples-top-table', f.samplesTop, ['function', 'function'],
     [['self', 'self', same], ['total', 'total', same], ['location', 'location', same]]);

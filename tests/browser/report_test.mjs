@@ -76,7 +76,9 @@ function recordings() {
     out.push({ name: 'demo', path: opt.demo });
   } else {
     const dir = path.join(artifacts, 'demo-recording');
-    const env = cleanEnv({ RINGPROF_DIR: dir, RINGPROF_MODE: 'detailed', RINGPROF_DETAILED_SAMPLE_HZ: '4000' });
+    // A small heap interval: the demo allocates little, and the heap section needs samples.
+    const env = cleanEnv({ RINGPROF_DIR: dir, RINGPROF_MODE: 'detailed', RINGPROF_DETAILED_SAMPLE_HZ: '4000',
+      RINGPROF_HEAP_INTERVAL: '4K' });
     if (opt.malloc) env.LD_PRELOAD = path.resolve(opt.malloc);
     execFileSync(opt.demo, ['300'], { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: 60000 });
     out.push({ name: 'demo', path: dir });
@@ -120,6 +122,7 @@ async function checkPage(browser, rec) {
   if (present.has('operators')) await checks.checkOperators(c, page, f);
   if (present.has('gpu')) await checks.checkGpu(c, page, f);
   if (present.has('memory')) await checks.checkMemory(c, page, f);
+  if (present.has('heap')) await checks.checkHeap(c, page, f);
   if (present.has('samples')) {
     await checks.checkSamplesTable(c, page, f);
     await checks.checkFlame(c, page, f);

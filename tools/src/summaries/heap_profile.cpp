@@ -154,9 +154,11 @@ std::vector<HeapStackTotal> heap_by_stack(const HeapProfile& profile) {
 
 std::vector<HeapTopRow> heap_top_stacks(const TraceReader& reader, const HeapProfile& profile, StackResolver& resolver,
                                         size_t top) {
+  // By the named stack and pool: call sites in one function, or stacks that
+  // differ past the frames shown, read as one row.
   std::vector<HeapTopRow> rows;
+  std::map<std::pair<std::string, std::string>, size_t> index;
   for (const HeapStackTotal& t : heap_by_stack(profile)) {
-    if (rows.size() >= top) break;
     const ProcessState& process = reader.processes()[t.process];
     HeapTopRow r;
     size_t frames = 0;
@@ -168,13 +170,18 @@ std::vector<HeapTopRow> heap_top_stacks(const TraceReader& reader, const HeapPro
       r.stack += (r.stack.empty() ? "" : " <- ") + f.function;
     }
     r.pool = process.location_name(t.pool);
-    r.alloc_bytes = t.alloc_bytes;
-    r.alloc_objects = t.alloc_objects;
-    r.inuse_bytes = t.inuse_bytes;
-    r.inuse_objects = t.inuse_objects;
-    r.samples = t.samples;
-    rows.push_back(std::move(r));
+    auto [it, added] = index.try_emplace({r.stack, r.pool}, rows.size());
+    if (added) rows.push_back(std::move(r));
+    HeapTopRow& row = rows[it->second];
+    row.alloc_bytes += t.alloc_bytes;
+    row.alloc_objects += t.alloc_objects;
+    row.inuse_bytes += t.inuse_bytes;
+    row.inuse_objects += t.inuse_objects;
+    row.samples += t.samples;
   }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const HeapTopRow& a, const HeapTopRow& b) { return a.alloc_bytes > b.alloc_bytes; });
+  if (rows.size() > top) rows.resize(top);
   return rows;
 }
 
