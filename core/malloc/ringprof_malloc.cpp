@@ -12,8 +12,8 @@
 // Two records of the heap, at two costs:
 // - the sampled heap profile (ringprof/heap.h), at every level while
 //   recording: each allocation subtracts its size from a thread-local count,
-//   each free checks a process-wide count (and, while sampled blocks are
-//   live, one byte of a filter); about one allocation per
+//   each free loads one byte of a filter of the live picked blocks; about
+//   one allocation per
 //   RINGPROF_HEAP_INTERVAL bytes is picked, with its stack;
 // - at the detailed level, every block as an Alloc or Free event in the
 //   default pool ("heap") with its malloc_usable_size(), on both sides, so

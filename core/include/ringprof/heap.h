@@ -16,8 +16,8 @@
 //
 // Sampling runs at every level while recording. Cost per call outside a
 // sample: heap_alloc subtracts from a thread-local counter and branches;
-// heap_free loads a process-wide count and, while sampled blocks are live,
-// one byte of a 256 KiB filter (below). A sample costs a stack walk.
+// heap_free loads one byte of a 256 KiB filter (below). A sample costs a
+// stack walk.
 //
 // Report a block's free before handing it back to its allocator: once freed,
 // another thread may get the same address.
@@ -34,8 +34,6 @@ namespace ringprof {
 namespace internal {
 // Bytes the calling thread may still allocate before its next sample.
 extern thread_local constinit int64_t t_heap_left __attribute__((tls_model("initial-exec")));
-// Sampled blocks still live, in the whole process.
-extern std::atomic<uint32_t> g_heap_live;
 // Counts of live sampled blocks by their address's 256-byte granule, modulo
 // 64 MiB of address space: a free whose counter is 0 was never sampled. No
 // hash, and coarse, on purpose: frees of neighbouring blocks read the same
@@ -64,8 +62,7 @@ RINGPROF_HOT void heap_alloc(const void* p, std::size_t size, uint16_t pool = 0)
 
 // The block at `p` goes back to `pool`; `size` 0 when not known.
 RINGPROF_HOT void heap_free(const void* p, std::size_t size = 0, uint16_t pool = 0) noexcept {
-  if (internal::g_heap_live.load(std::memory_order_relaxed) == 0) [[likely]]
-    return;
+  // One load: the filter is all zeros while no sampled block is live.
   if (internal::g_heap_filter[internal::heap_filter_index(p)].load(std::memory_order_relaxed) == 0) [[likely]]
     return;
   internal::heap_unsample(p, size, pool);

@@ -27,7 +27,6 @@ namespace ringprof {
 
 namespace internal {
 thread_local constinit int64_t t_heap_left __attribute__((tls_model("initial-exec"))) = 0;
-std::atomic<uint32_t> g_heap_live{0};
 std::atomic<uint8_t> g_heap_filter[1u << kHeapFilterBits];
 }  // namespace internal
 
@@ -253,10 +252,7 @@ void record(const void* p, std::size_t size, uint16_t pool, uint64_t interval) n
   g_samples.fetch_add(1, std::memory_order_relaxed);
   TableLock lock;
   switch (table_insert(reinterpret_cast<uintptr_t>(p))) {
-    case Added::Yes:
-      filter_add(p, 1);
-      internal::g_heap_live.fetch_add(1, std::memory_order_relaxed);
-      break;
+    case Added::Yes: filter_add(p, 1); break;
     case Added::AlreadyThere: break;
     case Added::Full: g_untracked.fetch_add(1, std::memory_order_relaxed); break;
   }
@@ -301,7 +297,6 @@ void heap_unsample(const void* p, std::size_t size, uint16_t pool) noexcept {
     found = table_erase(reinterpret_cast<uintptr_t>(p));
     if (found) {
       filter_add(p, -1);
-      g_heap_live.fetch_sub(1, std::memory_order_relaxed);
     }
   }
   if (!found || t_ringprof_thread) return;
@@ -328,7 +323,6 @@ void set_heap_interval(uint64_t interval) noexcept {
       g_table[i] = 0;
     }
     g_table_count = 0;
-    internal::g_heap_live.store(0, std::memory_order_relaxed);
   }
   g_interval.store(interval, std::memory_order_relaxed);
 }
