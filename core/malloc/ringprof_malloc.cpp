@@ -65,8 +65,10 @@ __attribute__((noinline)) void record_free(void* p) noexcept {
 }
 
 // The heap profile, sized by what the caller asked for (what it holds).
+// Only blocks given out: a failed request (an overflowing calloc, a huge
+// malloc) takes no bytes, and its size would upset the thread's count.
 inline void sample_alloc(void* p, size_t n) noexcept {
-  if (!t_inside) ringprof::heap_alloc(p, n);
+  if (p != nullptr && !t_inside) ringprof::heap_alloc(p, n);
 }
 inline void sample_free(void* p) noexcept {
   if (p != nullptr && !t_inside) ringprof::heap_free(p);
@@ -94,7 +96,7 @@ RINGPROF_EXPORT void free(void* p) {
 RINGPROF_EXPORT void* calloc(size_t n, size_t size) {
   void* p = __libc_calloc(n, size);
   if (ringprof::detailed()) [[unlikely]] record_alloc(p);
-  sample_alloc(p, n * size);  // p is null where n * size overflows
+  sample_alloc(p, n * size);  // p is null where n * size overflows (not counted)
   return p;
 }
 

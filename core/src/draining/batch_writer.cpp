@@ -275,7 +275,8 @@ void BatchWriter::lose_batch(const WriteJob& job) {
     for (uint32_t i = run.begin; i < run.begin + run.count; ++i) {
       const Event& e = job.events[i];
       if (e.kind == EventKind::Sample) ++info->samples_lost;
-      else if (!is_drop_mark(e)) ++io;
+      else if (!is_drop_mark(e) && e.kind != EventKind::HeapStack)
+        ++io;  // BatchJob::unrecorded
     }
     info->dropped_io += io;
     if (io && callbacks_.io_drops) callbacks_.io_drops(*info, io);

@@ -10,11 +10,11 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstring>
-#include <memory>
 #include <new>
 
 #include "ringprof/heap.h"
@@ -22,6 +22,8 @@
 #include "ringprof/memory.h"
 #include "sampler/signal_thread_sampler.h"
 #include "sampler/stack_unwinder.h"
+
+extern "C" void* __libc_stack_end;  // ld.so's: where the main thread's stack ends
 
 namespace ringprof {
 
@@ -41,6 +43,8 @@ using sampler::UnwindInput;
 // starts sampling soon after a start(), at a cost of one call per 256 KiB.
 constexpr int64_t kOffRecheckBytes = 256 << 10;
 constexpr size_t kMaxInterpFrames = kMaxSampleFrames / 2;
+// No thread stack is smaller (glibc's minimum is 16 KiB, its default 8 MiB).
+constexpr uint64_t kDirectStackBytes = 64 << 10;
 
 std::atomic<uint64_t> g_interval{0};
 std::atomic<uint64_t> g_samples{0};
@@ -59,17 +63,26 @@ int g_self_ranges = 0;
 RINGPROF_TLS bool t_started = false;  // this thread drew its first gap since sampling began
 RINGPROF_TLS bool t_busy = false;     // inside heap_sample/heap_unsample
 RINGPROF_TLS uint64_t t_rng = 0;
+RINGPROF_TLS uint8_t t_main = 0;                   // 0: not known yet, 1: the process's main thread, 2: another
+RINGPROF_TLS struct Scratch* t_scratch = nullptr;  // freed by g_scratch_key's destructor at thread exit
 #undef RINGPROF_TLS
 
 struct Scratch {
   unsigned char window[StackReader::kWindowBytes];
   uint64_t words[kMaxSampleWords + 1];  // the stack, then the interval
   internal::CapturedFrame interp[kMaxInterpFrames];
-  alignas(16) unsigned char interp_memory[kMaxInterpFrames * 320];
   RuleCache rules;
-  uint64_t stack_lo = 0, stack_hi = 0;  // this thread's stack (0, 0: unknown)
 };
-thread_local std::unique_ptr<Scratch> t_scratch;
+// A key only for its destructor: a thread_local with one would register it
+// through __cxa_thread_atexit, which takes the loader's lock and allocates,
+// from inside malloc.
+pthread_key_t g_scratch_key;
+bool g_scratch_key_made = false;
+
+void free_scratch(void* p) {
+  delete static_cast<Scratch*>(p);
+  t_scratch = nullptr;
+}
 
 // The live sampled blocks: open addressing on the address, linear probing,
 // deletion by backward shift; guarded by g_lock. Only samples and filter
@@ -170,27 +183,23 @@ bool in_self(uint64_t pc) noexcept {
 }
 
 Scratch* scratch() noexcept {
-  if (!t_scratch) {
-    t_scratch.reset(new (std::nothrow) Scratch);
-    if (!t_scratch) return nullptr;
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-      void* lo = nullptr;
-      size_t size = 0;
-      if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
-        t_scratch->stack_lo = reinterpret_cast<uintptr_t>(lo);
-        t_scratch->stack_hi = t_scratch->stack_lo + size;
-      }
-      pthread_attr_destroy(&attr);
+  if (!t_scratch && g_scratch_key_made) {
+    t_scratch = new (std::nothrow) Scratch;
+    if (t_scratch && pthread_setspecific(g_scratch_key, t_scratch) != 0) {
+      delete t_scratch;
+      t_scratch = nullptr;
     }
   }
-  return t_scratch.get();
+  return t_scratch;
 }
 
-bool read_direct(void*, uint64_t addr, void* out, size_t n) noexcept {
-  if (addr == 0) return false;
-  std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(addr)), n);
-  return true;
+// The top of the calling thread's stack, without asking the thread library
+// (pthread_getattr_np holds the thread's lock while it allocates: a sample
+// taken inside it would wait on itself). glibc puts a thread's descriptor
+// just above its stack; the main thread's stack ends at __libc_stack_end.
+uint64_t stack_top() noexcept {
+  if (t_main == 0) t_main = syscall(SYS_gettid) == getpid() ? 1 : 2;
+  return t_main == 1 ? reinterpret_cast<uintptr_t>(__libc_stack_end) : static_cast<uint64_t>(pthread_self());
 }
 
 // The calling thread's stack, leaf first, without ringprof's own frames.
@@ -198,21 +207,20 @@ __attribute__((noinline)) size_t capture(Scratch& x) noexcept {
 #if defined(__x86_64__)
   UnwindInput in;
   asm volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2" : "=r"(in.pc), "=r"(in.sp), "=r"(in.fp));
-  if (const internal::InterpreterFrameHooks* h = internal::interpreter_frame_hooks(); h) {
-    if (h->capture_self) {
-      in.interp_count = h->capture_self(x.interp, kMaxInterpFrames);
-    } else if (h->capture) {
-      const internal::MemoryReader mem{read_direct, nullptr, nullptr, x.interp_memory, sizeof x.interp_memory};
-      in.interp_count = h->capture(mem, x.interp, kMaxInterpFrames);
-    }
+  // Interpreter frames where the hooks can read them in place (CPython's).
+  if (const internal::InterpreterFrameHooks* h = internal::interpreter_frame_hooks(); h && h->capture_self) {
+    in.interp_count = h->capture_self(x.interp, kMaxInterpFrames);
     in.interp = x.interp;
     in.eval_begin = h->eval_begin;
     in.eval_end = h->eval_end;
   }
   StackReader reader(g_pid, x.window, g_reader_mode);
-  // This thread's own stack from here up stays mapped while we read it
-  // (unless it runs on another stack: a coroutine's, an alternate one).
-  if (in.sp >= x.stack_lo && in.sp < x.stack_hi) reader.set_direct_range(in.sp, x.stack_hi);
+  // This thread's own stack from here up stays mapped while we read it:
+  // plain loads, where sp is close enough below its top that it cannot be
+  // another stack (a coroutine's, an alternate one). Deeper, or elsewhere,
+  // the reads are guarded.
+  const uint64_t top = stack_top();
+  if (in.sp < top && top - in.sp <= kDirectStackBytes) reader.set_direct_range(in.sp, top);
   const size_t n = sampler::unwind_stack(in, reader, &x.rules, x.words, kMaxSampleWords).words;
   size_t skip = 0;
   while (skip < n && !(x.words[skip] & internal::kInterpreterFrameTag) && in_self(x.words[skip])) ++skip;
@@ -254,7 +262,15 @@ void record(const void* p, std::size_t size, uint16_t pool, uint64_t interval) n
   switch (table_insert(reinterpret_cast<uintptr_t>(p))) {
     case Added::Yes: filter_add(p, 1); break;
     case Added::AlreadyThere: break;
-    case Added::Full: g_untracked.fetch_add(1, std::memory_order_relaxed); break;
+    case Added::Full:
+      if (g_untracked.fetch_add(1, std::memory_order_relaxed) == 0) {
+        // write(2): no formatting, no allocation, inside malloc.
+        static const char kLine[] =
+            "ringprof: warning: heap sampler: 49152 sampled blocks are live; the frees of further samples are not "
+            "matched (they stay in use in the profile): raise RINGPROF_HEAP_INTERVAL\n";
+        [[maybe_unused]] const ssize_t w = write(2, kLine, sizeof kLine - 1);
+      }
+      break;
   }
 }
 
@@ -291,6 +307,7 @@ void heap_sample(const void* p, std::size_t size, uint16_t pool) noexcept {
 
 void heap_unsample(const void* p, std::size_t size, uint16_t pool) noexcept {
   if (t_busy) return;
+  t_busy = true;  // a signal handler's free on this thread must not wait on the lock held here
   bool found;
   {
     TableLock lock;
@@ -299,9 +316,7 @@ void heap_unsample(const void* p, std::size_t size, uint16_t pool) noexcept {
       filter_add(p, -1);
     }
   }
-  if (!found || t_ringprof_thread) return;
-  t_busy = true;
-  emit_memory(EventKind::HeapFree, p, size, pool);
+  if (found && !t_ringprof_thread) emit_memory(EventKind::HeapFree, p, size, pool);
   t_busy = false;
 }
 
@@ -313,6 +328,7 @@ namespace sampler {
 
 void set_heap_interval(uint64_t interval) noexcept {
   if (interval != 0) {
+    if (!g_scratch_key_made) g_scratch_key_made = pthread_key_create(&g_scratch_key, free_scratch) == 0;
     g_pid = static_cast<int>(getpid());
     g_reader_mode = StackReader::probe_mode();
     if (g_self_ranges == 0) dl_iterate_phdr(note_self, nullptr);

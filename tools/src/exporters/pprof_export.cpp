@@ -1,5 +1,6 @@
 #include "ringprof/tools/pprof_export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -191,17 +192,27 @@ std::string build_heap_pprof(const TraceReader& reader, const HeapProfile& profi
   p.add_comment(t.str("ringprof heap sampler: one allocation per " + std::to_string(profile.interval) +
                       " bytes on average, weighed back to estimates of the whole"));
   // One sample per picked block, with its own weight: pprof adds them up by
-  // stack, and the labels (size, pool, thread) stay per block.
+  // stack, and the labels (size, pool, thread) stay per block. pprof's values
+  // are integers: each stack's running sums are rounded, and a block gets the
+  // step its weight makes, so a stack's totals stay exact to one (rounding
+  // each block alone would make a block of the interval's size count 2, not
+  // its 1.58).
+  struct Running {
+    double v[4] = {0, 0, 0, 0};
+  };
+  std::map<std::tuple<size_t, uint32_t, uint32_t>, Running> running;
   for (const HeapSample& h : profile.samples) {
     auto* s = p.add_sample();
     t.add_stack(s, h.process, h.stack_id);
     const double w = h.weight();
-    const auto objects = static_cast<int64_t>(std::llround(w));
-    const auto bytes = static_cast<int64_t>(std::llround(w * static_cast<double>(h.size)));
-    s->add_value(h.in_range ? objects : 0);
-    s->add_value(h.in_range ? bytes : 0);
-    s->add_value(h.in_use ? objects : 0);
-    s->add_value(h.in_use ? bytes : 0);
+    const double add[4] = {h.in_range ? w : 0, h.in_range ? w * static_cast<double>(h.size) : 0, h.in_use ? w : 0,
+                           h.in_use ? w * static_cast<double>(h.size) : 0};
+    Running& r = running[std::make_tuple(h.process, h.stack_id, h.pool)];
+    for (int i = 0; i < 4; ++i) {
+      const double before = r.v[i];
+      r.v[i] += add[i];
+      s->add_value(static_cast<int64_t>(std::llround(r.v[i]) - std::llround(before)));
+    }
     auto* l = s->add_label();
     l->set_key(t.str("bytes"));
     l->set_num(static_cast<int64_t>(h.size));
@@ -211,7 +222,18 @@ std::string build_heap_pprof(const TraceReader& reader, const HeapProfile& profi
     l->set_str(t.str(reader.processes()[h.process].location_name(h.pool)));
     t.add_thread_labels(s, h.process, h.thread_index);
   }
-  if (!profile.samples.empty()) t.set_time(profile.samples.front().process, profile.first_ns, profile.last_ns);
+  if (!profile.samples.empty()) {
+    // first_ns is 0 when the range holds only older blocks still in use.
+    uint64_t first = profile.first_ns, last = profile.last_ns;
+    if (first == 0) {
+      first = last = profile.samples.front().alloc_ns;
+      for (const HeapSample& h : profile.samples) {
+        first = std::min(first, h.alloc_ns);
+        last = std::max(last, h.alloc_ns);
+      }
+    }
+    t.set_time(profile.samples.front().process, first, last);
+  }
   return serialize(p);
 }
 
