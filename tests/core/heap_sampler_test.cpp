@@ -9,8 +9,10 @@
 #include <string>
 
 #include "ringprof/ringprof.h"
+#include "ringprof/sinks.h"
 #include "ringprof/tools/trace_info.h"
 #include "ringprof/tools/trace_reader.h"
+#include "support/recording_config.h"
 #include "support/test_support.h"
 
 using namespace ringprof;
@@ -20,18 +22,9 @@ namespace {
 constexpr uint64_t kInterval = 64 << 10;
 
 Config heap_config(const std::string& dir) {
-  Config c;
-  c.dir = dir;
-  c.sink = "file";
-  c.sample_hz = 0;
-  c.detailed_sample_hz = 0;
-  c.gpu = false;
-  c.drain_interval_ms = 2;
+  Config c = test::quiet_file_config(dir);
   c.ring_bytes = 8u << 20;
   c.heap_interval = kInterval;
-  c.ops.crash_flush = false;
-  c.ops.signal_flush = false;
-  c.ops.trigger_poll_ms = 0;
   return c;
 }
 
@@ -75,7 +68,8 @@ Counts read_back(const std::string& dir) {
 // deviations (a false failure about once in 3.5 million runs per size).
 TEST(HeapSampler, EachSizeIsPickedWithItsPoissonProbabilityAndItsFreeMatched) {
   test::TempDir dir;
-  ASSERT_TRUE(start(heap_config(dir.path())));
+  const Config config = heap_config(dir.path());
+  ASSERT_TRUE(start(config, make_rolling_file_sink(config)));
   const uint64_t sizes[] = {4 << 10, 64 << 10, 256 << 10};
   constexpr int kRounds = 20000;
   for (int i = 0; i < kRounds; ++i) {
@@ -118,7 +112,7 @@ TEST(HeapSampler, IntervalZeroPicksNothing) {
   test::TempDir dir;
   Config config = heap_config(dir.path());
   config.heap_interval = 0;
-  ASSERT_TRUE(start(config));
+  ASSERT_TRUE(start(config, make_rolling_file_sink(config)));
   EXPECT_EQ(heap_sampling_interval(), 0u);
   RINGPROF_INSTANT("files to read");
   for (int i = 0; i < 1000; ++i) {

@@ -11,25 +11,14 @@
 
 #include "ringprof/ringprof.h"
 #include "ringprof/tools/trace_reader.h"
+#include "support/recording_config.h"
 #include "support/test_support.h"
 
 using namespace ringprof;
 
 namespace {
 
-Config file_config(const std::string& dir) {
-  Config c;
-  c.dir = dir;
-  c.sink = "file";
-  c.sample_hz = 0;
-  c.detailed_sample_hz = 0;
-  c.gpu = false;
-  c.drain_interval_ms = 2;
-  c.ops.crash_flush = false;
-  c.ops.signal_flush = false;
-  c.ops.trigger_poll_ms = 0;
-  return c;
-}
+Config file_config(const std::string& dir) { return test::quiet_file_config(dir); }
 
 struct MemoryEvent {
   EventKind kind;

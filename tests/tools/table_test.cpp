@@ -20,6 +20,7 @@
 #include "ringprof/sinks.h"
 #include "ringprof/tools/op_table.h"
 #include "ringprof/tools/trace_reader.h"
+#include "support/recording_config.h"
 #include "support/test_support.h"
 
 namespace ringprof {
@@ -343,29 +344,12 @@ TEST(TableFlops, SummedPerRowWithRateColumnsAndSort) {
   EXPECT_EQ(names(table(TableColumn::Total)), V({"step", "aten::mm", "aten::addmm", "aten::copy_", "aten::relu"}));
 }
 
-// Tables of files recorded in this process by the library itself (rolling
-// file sink, no sampler, no GPU), at the detailed level so that memory events
-// are recorded (ringprof/memory.h). The sink is made here rather than by
-// start(Config), which keeps an immortal copy of each Config it starts with
-// (RINGPROF_FORK=record) that LeakSanitizer reports once several of these
-// tests run in one process.
-Config recording_config(const std::string& dir) {
-  Config c;
-  c.dir = dir;
-  c.sink = "file";
-  c.sample_hz = 0;
-  c.detailed_sample_hz = 0;
-  c.gpu = false;
-  c.drain_interval_ms = 2;
-  c.ops.crash_flush = false;
-  c.ops.signal_flush = false;
-  c.ops.trigger_poll_ms = 0;
-  return c;
-}
+// Tables of files recorded in this process by the library itself, at the
+// detailed level so that memory events are recorded (ringprof/memory.h).
 
 template <class Body>
 void record(const test::TempDir& dir, Body&& body) {
-  const Config c = recording_config(dir.path());
+  const Config c = test::quiet_file_config(dir.path());
   ASSERT_TRUE(start(c, make_rolling_file_sink(c)));
   set_mode(Level::Detailed);
   ASSERT_TRUE(detailed());
