@@ -109,7 +109,8 @@ void UnwindIndex::refresh() {
   std::copy(s.found.begin(), s.found.end(), modules);
   auto* snap = new UnwindSnapshot{g_generation.fetch_add(1, std::memory_order_relaxed) + 1, s.found.size(), modules};
   const UnwindSnapshot* old = g_snapshot.exchange(snap, std::memory_order_seq_cst);
-  if (old && published_) retired_.push_back(const_cast<UnwindSnapshot*>(old));
+  if (old) retired_.push_back(const_cast<UnwindSnapshot*>(old));  // ours now, whoever published it
+  current_ = snap;
   published_ = true;
   count_ = s.found.size();
   free_retired(false);
@@ -130,10 +131,11 @@ void UnwindIndex::free_retired(bool wait) {
 }
 
 UnwindIndex::~UnwindIndex() {
-  if (published_) {
-    const UnwindSnapshot* old = g_snapshot.exchange(nullptr, std::memory_order_seq_cst);
-    if (old) retired_.push_back(const_cast<UnwindSnapshot*>(old));
-  }
+  // Only our own: another index's snapshot stays published (and is its, or
+  // the next refresh's, to free).
+  const UnwindSnapshot* mine = current_;
+  if (mine && g_snapshot.compare_exchange_strong(mine, nullptr, std::memory_order_seq_cst))
+    retired_.push_back(const_cast<UnwindSnapshot*>(current_));
   free_retired(true);
 }
 

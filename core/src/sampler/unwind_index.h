@@ -60,6 +60,11 @@ class UnwindIndex {
   LoaderCounters counters_;  // at the last scan
   size_t count_ = 0;
   bool published_ = false;
+  // What this index published last. Several indexes may live at once (the
+  // CPU sampler's, the heap sampler's, a drainer left behind on a stuck
+  // disk): whoever takes a snapshot out of the global frees it, and an index
+  // unpublishes only its own.
+  const UnwindSnapshot* current_ = nullptr;
 };
 
 // The unwind table of one loaded object from its program headers; false
