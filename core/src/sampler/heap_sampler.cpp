@@ -47,7 +47,6 @@ constexpr size_t kMaxInterpFrames = kMaxSampleFrames / 2;
 constexpr uint64_t kDirectStackBytes = 64 << 10;
 
 std::atomic<uint64_t> g_interval{0};
-std::atomic<uint64_t> g_samples{0};
 std::atomic<uint64_t> g_untracked{0};
 int g_pid = 0;
 StackReader::Mode g_reader_mode = StackReader::Mode::ProcessVmReadv;
@@ -257,7 +256,6 @@ void record(const void* p, std::size_t size, uint16_t pool, uint64_t interval) n
     std::memcpy(r->slot_at(pos + 1 + k), x->words + first, count * sizeof(uint64_t));
   }
   r->publish(pos + 1 + slots);
-  g_samples.fetch_add(1, std::memory_order_relaxed);
   TableLock lock;
   switch (table_insert(reinterpret_cast<uintptr_t>(p))) {
     case Added::Yes: filter_add(p, 1); break;
@@ -346,10 +344,6 @@ void set_heap_interval(uint64_t interval) noexcept {
 void reset_heap_after_fork() noexcept {
   g_lock.clear(std::memory_order_relaxed);
   g_pid = static_cast<int>(getpid());
-}
-
-HeapSamplerStats heap_sampler_stats() noexcept {
-  return {g_samples.load(std::memory_order_relaxed), g_untracked.load(std::memory_order_relaxed)};
 }
 
 }  // namespace sampler

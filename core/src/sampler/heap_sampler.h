@@ -13,10 +13,4 @@ void set_heap_interval(uint64_t interval) noexcept;
 // In a forked child: the lock may have been held by a thread that is gone.
 void reset_heap_after_fork() noexcept;
 
-struct HeapSamplerStats {
-  uint64_t samples = 0;    // allocations picked and recorded
-  uint64_t untracked = 0;  // picked while the table of live samples was full: their frees are not matched
-};
-HeapSamplerStats heap_sampler_stats() noexcept;
-
 }  // namespace ringprof::sampler
