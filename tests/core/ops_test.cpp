@@ -341,6 +341,48 @@ TEST(Levels, SubscribersHearEveryChangeOnTheDrainerThread) {
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "never on the thread that changed the level";
 }
 
+// A level change wakes the drainer: the subscribers (the GPU's detailed
+// kinds, the sampler's rate) hear it at once, not a drain interval later.
+// With a 1 s interval and an idle drainer, hearing it within 0.5 s fails only
+// if the machine stalls this process for half a second, and the level is
+// changed twice so one lucky interval expiry cannot pass for a wake.
+TEST(Levels, ALevelChangeReachesSubscribersWithoutWaitingForTheDrainInterval) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<Level> heard;
+  const int id = on_level_change([&](Level md) {
+    std::lock_guard<std::mutex> lock(m);
+    heard.push_back(md);
+    cv.notify_all();
+  });
+  Config c = quiet_config();
+  c.drain_interval_ms = 1000;
+  c.flush_interval_ms = 1000;
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(c, sink));
+  auto wait_for = [&](size_t n) {
+    std::unique_lock<std::mutex> lock(m);
+    const auto t0 = std::chrono::steady_clock::now();
+    cv.wait_for(lock, std::chrono::seconds(5), [&] { return heard.size() >= n; });
+    return std::chrono::steady_clock::now() - t0;
+  };
+  wait_for(1);  // the starting level, once the drainer runs
+  for (const Level want : {Level::Detailed, Level::AlwaysOn}) {
+    const size_t before = [&] {
+      std::lock_guard<std::mutex> lock(m);
+      return heard.size();
+    }();
+    set_mode(want);
+    const auto waited = wait_for(before + 1);
+    std::lock_guard<std::mutex> lock(m);
+    ASSERT_EQ(heard.size(), before + 1);
+    EXPECT_EQ(heard.back(), want);
+    EXPECT_LT(waited, std::chrono::milliseconds(500)) << "the change waited for the drain interval";
+  }
+  stop();
+  remove_level_callback(id);
+}
+
 // The parent's subscribers are its drainer's event sources; in a forked
 // child they would read perf rings that fork did not copy. The child's
 // subscriber list starts empty, so nothing of the parent's is ever called.

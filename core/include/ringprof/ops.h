@@ -101,9 +101,9 @@ int on_window_complete(std::function<void(uint64_t window_id)> fn);
 void remove_window_callback(int id);
 
 // Called on the drainer thread when the effective level has changed, with the
-// new level, within one drain interval (RINGPROF_DRAIN_MS) of the change: what
-// sources that follow the level subscribe with (the Python package's PyTorch
-// operator capture). A callback must not call start/stop/flush. Returns an id
+// new level, soon after the change (a change wakes the drainer): what sources
+// that follow the level subscribe with (the Python package's PyTorch operator
+// capture). A callback must not call start/stop/flush. Returns an id
 // for remove_level_callback().
 int on_level_change(std::function<void(Level level)> fn);
 void remove_level_callback(int id);

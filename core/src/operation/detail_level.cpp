@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "draining/drainer_wake.h"
 #include "ringprof/detail_zone.h"
 #include "ringprof/internal/session_hooks.h"
 #include "ringprof/memory.h"
@@ -62,6 +63,13 @@ void apply(Level before) noexcept {
   if (before == Level::Off) internal::g_session.store(session, std::memory_order_release);
   mark(kMarkMode, static_cast<uint64_t>(after));
   if (after == Level::Off) internal::g_session.store(0, std::memory_order_release);
+  // The subscribers run on the drainer, which may sleep a whole drain
+  // interval (10 ms): long enough for a training loop to run steps of a
+  // detailed window before the GPU's detailed kinds (NVTX, syncs) are on.
+  // Seen on an H200: a 20-step window's first three steps had no NVTX
+  // ranges. Woken now, the drainer switches them within its wake-up time.
+  // A futex wake: safe in the signal handlers that open trigger windows.
+  drainer_wake::wake();
 }
 
 std::mutex g_subscribers_mutex;

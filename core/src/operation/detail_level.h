@@ -14,7 +14,8 @@
 // Subscribers (event sources: the sampler, the GPU activity source, memory
 // events) register a callback that the drainer thread calls with the new
 // effective level whenever it changed since its last look (at most once per
-// drainer round, about every RINGPROF_DRAIN_MS), and once with the current
+// drainer round; a change wakes the drainer, so that is within its wake-up
+// time, not a whole RINGPROF_DRAIN_MS later), and once with the current
 // level when a recording session starts. A source switches its own rate or
 // activity kinds there; no callback ever runs on an application thread or
 // inside the level change itself.
