@@ -17,8 +17,8 @@
 # (one archive in parts of at most 15 MiB, what comes back from a lent
 # machine: recordings, torch.profiler's kernel and operator lists, each run's
 # JSON). Settings: RINGPROF_GPU_STEPS (300), RINGPROF_GPU_REPS (3),
-# RINGPROF_GPU_PARTS (which sections), RINGPROF_GPU_PYTESTS_S (the Python
-# tests' time limit, 300), RINGPROF_GPU_BUDGET_S (no new PyTorch
+# RINGPROF_GPU_PARTS (which sections), RINGPROF_GPU_PYTESTS (which Python
+# test modules), RINGPROF_GPU_PYTESTS_S (the Python tests' time limit, 300), RINGPROF_GPU_BUDGET_S (no new PyTorch
 # run after it), PYTHON, RINGPROF_GPU_PYARGS ("--device cpu" tries the script
 # on a machine without a GPU).
 set -u
@@ -182,8 +182,10 @@ fi
 
 if part pytests; then
   section "the Python tests that use PyTorch, on this PyTorch"
+  # shellcheck disable=SC2086
   (cd "$ROOT/tests/python" && RINGPROF_CLI="$CARRY/bin/ringprof" timeout "${RINGPROF_GPU_PYTESTS_S:-300}" "$PY" -m unittest -v \
-    test_torch test_torch_stacks test_torch_distributed test_torch_parity test_torch_modules test_frames test_python_samples) >"$W/pytests.log" 2>&1
+    ${RINGPROF_GPU_PYTESTS:-test_torch test_torch_stacks test_torch_distributed test_torch_parity test_torch_modules \
+      test_torch_heap test_frames test_python_samples}) >"$W/pytests.log" 2>&1
   echo "pytests exit $?"; grep -E "^(FAIL|ERROR|Ran|OK|FAILED)|skipped" "$W/pytests.log" | head -40
 fi
 if part c10d; then

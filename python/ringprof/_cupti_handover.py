@@ -12,9 +12,11 @@ stopped, ringprof takes CUPTI back. Nothing happens when ringprof does not
 hold CUPTI or torch.profiler traces the CPU only.
 
 PyTorch's memory reports reach one profiler per thread too (its profiler
-state slot, torch_memory.h): where ringprof.torch's profile_memory holds it,
-ringprof's reporting steps aside when torch.profiler prepares or starts (one
-warning) and comes back when it stops.
+state slot, torch_memory.h): where ringprof.torch holds it (profile_memory,
+the sampled heap profile), ringprof's reporting steps aside when
+torch.profiler (or the legacy autograd profiler, emit_nvtx, emit_itt)
+prepares or starts, and comes back when it stops; one warning where a
+profile_memory block loses its reports.
 """
 import functools as _functools
 
@@ -83,9 +85,16 @@ def install(torch, yield_memory=None, resume_memory=None):
     thread and put it back."""
     _memory["yield"], _memory["resume"] = yield_memory, resume_memory
     import torch.autograd.profiler as profiler_module
-    for module in (torch.autograd, profiler_module):
+    modules = [torch.autograd, profiler_module]
+    try:  # the legacy profiler (torch.autograd.profiler_legacy.profile) imports its pair by name
+        import torch.autograd.profiler_legacy as legacy_module
+        modules.append(legacy_module)
+    except ImportError:
+        pass
+    for module in modules:
         for name, wrap in (("_prepare_profiler", _wrap_prepare), ("_enable_profiler", _wrap_enable),
-                           ("_disable_profiler", _wrap_disable)):
+                           ("_disable_profiler", _wrap_disable), ("_enable_profiler_legacy", _wrap_enable),
+                           ("_disable_profiler_legacy", _wrap_disable)):
             fn = getattr(module, name, None)
             if fn is not None and not getattr(fn, "_ringprof_wrapped", False):
                 setattr(module, name, wrap(fn))

@@ -88,10 +88,30 @@ ops_shapes = operator_shapes
 _memory_in_windows = False
 _memory_window_thread = None  # the thread whose reporting a window installed
 
+# PyTorch's allocations in the sampled heap profile (docs/memory.md), at
+# every level while recording and RINGPROF_HEAP_INTERVAL is not 0: on the
+# thread that starts recording or imports this module while recording, on
+# each thread that calls ringprof.step(), and on the threads that take their
+# state (autograd's workers). RINGPROF_TORCH_HEAP: "1" (the default) the
+# device allocators (CUDA's caching allocator); "all" PyTorch's CPU
+# allocator too (a global lock per CPU block, and PyTorch's warning about
+# blocks from before); "0" PyTorch's allocators left alone.
+_heap_setting = "1"
+
+
+def _sync_heap_reporting():
+    """Heap reporting on this thread while recording with a heap interval, off otherwise."""
+    want = _heap_setting != "0" and _ringprof.is_recording() and _ext._heap_sampling_interval() > 0
+    if want and not _ext._heap_reporting_installed():
+        _ext._install_heap_reporting(cpu=_heap_setting == "all")
+    elif not want and _ext._heap_reporting_installed():
+        _ext._uninstall_heap_reporting()
+
 
 def _on_step():
     global _memory_window_thread
     _ext._sync()  # a window that opens at a step() is captured from that step
+    _sync_heap_reporting()
     if not _memory_in_windows:
         return
     import threading
@@ -115,11 +135,13 @@ def _memory_window_closed():
 
 def _on_start():
     _ext._enable()
+    _sync_heap_reporting()
 
 
 def _on_stop():
     _ext._disable()
     _memory_window_closed()
+    _ext._uninstall_heap_reporting()
 
 
 def _read_environment():
@@ -148,6 +170,18 @@ def _read_environment():
         else:
             print("ringprof: warning: ignoring RINGPROF_TORCH_MEMORY=%s (expected 1 or 0); using the default"
                   % memory, file=_sys.stderr)
+    global _heap_setting
+    heap = _os.environ.get("RINGPROF_TORCH_HEAP")
+    if heap:
+        if heap in ("1", "true", "yes", "on"):
+            _heap_setting = "1"
+        elif heap in ("0", "false", "no", "off"):
+            _heap_setting = "0"
+        elif heap == "all":
+            _heap_setting = "all"
+        else:
+            print("ringprof: warning: ignoring RINGPROF_TORCH_HEAP=%s (expected 1, all or 0); using the default"
+                  % heap, file=_sys.stderr)
     shapes = _os.environ.get("RINGPROF_TORCH_SHAPES")
     if shapes:
         # On/off as every ringprof setting takes it (docs/configuration.md).

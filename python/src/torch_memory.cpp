@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "ringprof/heap.h"
 #include "ringprof/ringprof.h"
 
 namespace ringprof::torch_operators {
@@ -63,14 +64,20 @@ class Reporter final : public torch::profiler::impl::ProfilerStateBase {
 
   torch::profiler::impl::ActiveProfilerType profilerType() { return torch::profiler::impl::ActiveProfilerType::NONE; }
 
-  // True for as long as it is installed, not only while ringprof is
-  // detailed: PyTorch's CPU allocator keeps each reported block's size to
-  // report its free, and forgets a block freed while reporting is off; a
-  // block allocated in a window and freed after it would stay in its table.
+  // Whether PyTorch's CPU allocator reports to it (the device allocators
+  // report whatever this says). True for as long as a profile_memory user
+  // holds it, not only while ringprof is detailed: the CPU allocator keeps
+  // each reported block's size to report its free, and forgets a block
+  // freed while reporting is off; a block allocated in a window and freed
+  // after it would stay in its table. For the heap profile alone, only when
+  // asked (RINGPROF_TORCH_HEAP=all): that table costs a global lock per CPU
+  // block, and PyTorch logs a warning when a block from before is freed.
   // No `override` on any of these: PyTorch declares one of the two
   // reportMemoryUsage signatures, and a compiler that sees override on some
   // members wants it on all.
-  bool memoryProfilingEnabled() const { return true; }
+  bool memoryProfilingEnabled() const {
+    return exact.load(std::memory_order_relaxed) || heap_cpu.load(std::memory_order_relaxed);
+  }
 
   // Two signatures, so one of them overrides PyTorch's whichever it declares
   // (1.x: int64_t totals; 2.x: size_t).
@@ -83,14 +90,34 @@ class Reporter final : public torch::profiler::impl::ProfilerStateBase {
     report(ptr, alloc_size, static_cast<double>(total_allocated), static_cast<double>(total_reserved), device);
   }
 
+  // What the reports feed, set by the installing thread and read by every
+  // thread that inherited this object (autograd's workers): exact events
+  // (profile_memory blocks and windows, at the detailed level) and the
+  // sampled heap profile (at every level while recording).
+  std::atomic<bool> exact{false};
+  std::atomic<bool> heap{false};
+  std::atomic<bool> heap_cpu{false};  // the CPU allocator's blocks too
+
  private:
-  static void report(void* ptr, int64_t size, double allocated, double reserved, c10::Device device) {
-    if (!detailed()) return;
+  void report(void* ptr, int64_t size, double allocated, double reserved, c10::Device device) {
+    const bool want_exact = exact.load(std::memory_order_relaxed) && detailed();
+    const bool want_heap = heap.load(std::memory_order_relaxed);
+    if (!want_exact && !want_heap) return;
     const DeviceNames& n = names_for(device);
+    const size_t bytes = static_cast<size_t>(size >= 0 ? size : -size);
+    // The free before the allocator reuses the block is PyTorch's order
+    // already: it reports a free before the block goes back to its cache.
+    if (want_heap) {
+      if (size >= 0)
+        heap_alloc(ptr, bytes, n.pool);
+      else
+        heap_free(ptr, bytes, n.pool);
+    }
+    if (!want_exact) return;
     if (size >= 0)
-      memory_alloc(ptr, static_cast<size_t>(size), n.pool);
+      memory_alloc(ptr, bytes, n.pool);
     else
-      memory_free(ptr, static_cast<size_t>(-size), n.pool);
+      memory_free(ptr, bytes, n.pool);
     // The device allocators' totals. The CPU allocator's counts only the
     // blocks it saw while some profiler asked for memory: not a total.
     if (device.type() == c10::DeviceType::CPU) return;
@@ -100,25 +127,46 @@ class Reporter final : public torch::profiler::impl::ProfilerStateBase {
 };
 
 thread_local std::shared_ptr<Reporter> t_reporter;
-thread_local int t_installs = 0;
+// Users of the reporter on this thread: profile_memory blocks and windows
+// (exact, counted) and the recording session's heap sampling (one).
+thread_local int t_exact = 0;
+thread_local bool t_heap = false;
+thread_local bool t_heap_cpu = false;
+// Whether ours is in the slot (t_reporter set), and while torch.profiler
+// has the slot, whether it was (yield_memory_reporting).
+thread_local bool t_yielded = false;
 // Ours, left in the thread's chain when something was above it at
-// uninstall (torch.profiler started inside): found again by install().
+// uninstall (torch.profiler started inside): found again by put_in_slot().
 thread_local const c10::DebugInfoBase* t_left_behind = nullptr;
-// The install count while torch.profiler has the slot (yield_memory_reporting).
-thread_local int t_yielded = 0;
 
-}  // namespace
+int users() { return t_exact + (t_heap ? 1 : 0); }
 
-bool install_memory_reporting() {
-  if (t_installs > 0) {
-    ++t_installs;
-    return true;
-  }
+void set_flags() {
+  if (!t_reporter) return;
+  t_reporter->exact.store(t_exact > 0, std::memory_order_relaxed);
+  t_reporter->heap.store(t_heap, std::memory_order_relaxed);
+  t_reporter->heap_cpu.store(t_heap && t_heap_cpu, std::memory_order_relaxed);
+}
+
+// Quiet for every thread that holds it (autograd's workers too).
+void silence(Reporter& r) {
+  r.exact.store(false, std::memory_order_relaxed);
+  r.heap.store(false, std::memory_order_relaxed);
+  r.heap_cpu.store(false, std::memory_order_relaxed);
+}
+
+// Ours into the thread's profiler slot; false when another profiler holds it.
+bool put_in_slot() {
+  if (t_reporter) return true;
   try {
     const c10::DebugInfoBase* held = c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE);
     if (held != nullptr && held == t_left_behind) {
-      t_installs = 1;  // still in place, below nothing now
-      return true;
+      // Still in place, below nothing now: ours again. The object is the
+      // one autograd's workers may hold.
+      t_reporter = std::static_pointer_cast<Reporter>(
+          c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE));
+      t_left_behind = nullptr;
+      return t_reporter != nullptr;
     }
     // Another profiler (torch.profiler, the autograd profiler) holds the
     // slot: its state would be popped by ours, or ours by it.
@@ -127,40 +175,80 @@ bool install_memory_reporting() {
     c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, reporter);
     t_reporter = std::move(reporter);
     t_left_behind = nullptr;
-    t_installs = 1;
     return true;
   } catch (...) {
     return false;
   }
 }
 
-bool uninstall_memory_reporting() {
-  if (t_installs == 0 && t_yielded > 0) {
-    --t_yielded;  // the block ends while torch.profiler runs: nothing to resume for it
-    return true;
-  }
-  if (t_installs == 0) return true;
-  if (--t_installs > 0) return true;
-  // Only ours, from the top of the stack: anything pushed above it since
-  // (torch.profiler, a guard) stays as it is, and so does ours below it.
+// Ours out of the slot, from the top of the stack only: anything pushed
+// above it since (torch.profiler, a guard) stays as it is, and so does ours
+// below it, inert (its flags cleared). False when it had to stay.
+bool take_from_slot() {
+  if (!t_reporter) return true;
   bool popped = false;
   try {
-    if (t_reporter && c10::ThreadLocalDebugInfo::current() != nullptr &&
+    if (c10::ThreadLocalDebugInfo::current() != nullptr &&
         c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE).get() == t_reporter.get()) {
       c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
       popped = true;
     }
   } catch (...) {
   }
+  silence(*t_reporter);
   t_left_behind = popped ? nullptr : t_reporter.get();
-  if (popped) t_reporter.reset();
+  t_reporter.reset();
   return popped;
 }
 
-bool memory_reporting_installed() { return t_installs > 0; }
+}  // namespace
+
+bool install_memory_reporting() {
+  if (t_exact > 0) {
+    ++t_exact;
+    return true;
+  }
+  if (t_yielded || !put_in_slot()) return false;
+  t_exact = 1;
+  set_flags();
+  return true;
+}
+
+bool uninstall_memory_reporting() {
+  if (t_exact == 0) return true;
+  --t_exact;
+  if (t_yielded) return true;  // the block ends while torch.profiler runs: nothing to resume for it
+  if (users() > 0) {
+    set_flags();
+    return true;
+  }
+  return take_from_slot();
+}
+
+bool memory_reporting_installed() { return t_exact > 0 && t_reporter != nullptr; }
+
+bool install_heap_reporting(bool cpu) {
+  if (!t_heap && !t_yielded && !put_in_slot()) return false;
+  t_heap = true;
+  t_heap_cpu = cpu;
+  set_flags();
+  return true;
+}
+
+void uninstall_heap_reporting() {
+  if (!t_heap) return;
+  t_heap = t_heap_cpu = false;
+  if (t_yielded) return;
+  if (users() > 0)
+    set_flags();
+  else
+    take_from_slot();
+}
+
+bool heap_reporting_installed() { return t_heap && t_reporter != nullptr; }
 
 bool yield_memory_reporting() {
-  if (t_installs == 0 || !t_reporter) return false;
+  if (!t_reporter || users() == 0) return false;
   try {
     if (c10::ThreadLocalDebugInfo::current() == nullptr ||
         c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE).get() != t_reporter.get())
@@ -169,18 +257,23 @@ bool yield_memory_reporting() {
   } catch (...) {
     return false;
   }
+  silence(*t_reporter);  // autograd's workers may still hold it
   t_reporter.reset();
-  t_yielded = t_installs;
-  t_installs = 0;
-  return true;
+  t_yielded = true;
+  return t_exact > 0;  // only a profile_memory user hears of it
 }
 
 bool resume_memory_reporting() {
-  if (t_yielded == 0) return false;
-  const int count = t_yielded;
-  t_yielded = 0;
-  if (!install_memory_reporting()) return false;
-  t_installs = count;
+  if (!t_yielded) return false;
+  t_yielded = false;
+  if (users() == 0) return false;
+  if (!put_in_slot()) {
+    // Still taken (another profiler started meanwhile): the users are gone.
+    t_exact = 0;
+    t_heap = t_heap_cpu = false;
+    return false;
+  }
+  set_flags();
   return true;
 }
 

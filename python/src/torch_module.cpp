@@ -6,6 +6,7 @@
 
 #include <pybind11/stl.h>
 
+#include "ringprof/heap.h"
 #include "torch_capture.h"
 #include "torch_collectives.h"
 #include "torch_memory.h"
@@ -38,6 +39,11 @@ PYBIND11_MODULE(_ringprof_torch, m) {
   m.def("_yield_memory_reporting", &yield_memory_reporting);
   m.def("_resume_memory_reporting", &resume_memory_reporting);
   m.def("_memory_reporting_installed", &memory_reporting_installed);
+  m.def("_install_heap_reporting", &install_heap_reporting, py::arg("cpu") = false,
+        "PyTorch's allocations on this thread into the sampled heap profile (torch_memory.h).");
+  m.def("_uninstall_heap_reporting", &uninstall_heap_reporting);
+  m.def("_heap_reporting_installed", &heap_reporting_installed);
+  m.def("_heap_sampling_interval", &ringprof::heap_sampling_interval);
   m.def("_note_collective", &note_collective, py::arg("group"), py::arg("seq"), py::arg("tensors"),
         "Notes a torch.distributed call about to be enqueued (torch_collectives.h).");
   m.def("_collective_notes", &collective_notes);

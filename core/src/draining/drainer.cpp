@@ -197,12 +197,12 @@ void Drainer::run() {
   flushed_.notify_all();
   uint64_t last_refine = internal::monotonic_ns();
   for (;;) {
-    // Sleep until a producer's ring passes its wake fill, a control call, or
-    // the interval (which ages batches, polls triggers and the GPU), unless
-    // there is work already (drainer_wake.h).
+    // Sleep until a producer's ring passes its wake fill, a control call, a
+    // level change, or the interval (which ages batches, polls triggers and
+    // the GPU), unless there is work already (drainer_wake.h).
     // A full writer wakes the drainer when it has room again.
     const uint32_t seq = drainer_wake::prepare_to_sleep();
-    if (control_pending() || (!writer_->full() && rings_need_draining()))
+    if (control_pending() || ops::drainer_level_pending(ops_) || (!writer_->full() && rings_need_draining()))
       drainer_wake::cancel_sleep();
     else
       drainer_wake::sleep(seq, uint64_t{config_.drain_interval_ms} * 1000000ull);

@@ -97,6 +97,8 @@ void poll_trigger(Sink& sink) {
   }
 }
 
+bool drainer_level_pending(const DrainerOps& ops) noexcept { return level::version() != ops.mode_version_seen; }
+
 bool drainer_round(DrainerOps& ops, uint64_t now_ns) {
   windows::check_deadlines(now_ns);
   level::notify_if_changed(&ops.mode_version_seen);

@@ -41,6 +41,10 @@ void drainer_begin(DrainerOps& ops, Sink& sink, uint32_t session, const ClockCal
 // subscribers. True when the batch should be written this round (a window
 // completed: its callbacks, ops.completed, wait for its events to be written).
 bool drainer_round(DrainerOps& ops, uint64_t now_ns);
+// True when the level changed since the subscribers last heard: the drainer
+// checks it after drainer_wake::prepare_to_sleep(), so a change whose wake
+// came while it was busy is not slept through.
+bool drainer_level_pending(const DrainerOps& ops) noexcept;
 // Runs the window-complete callbacks still in ops.completed.
 void drainer_after_write(DrainerOps& ops);
 // On the writer thread (the sink's thread), every OpsConfig::trigger_poll_ms:

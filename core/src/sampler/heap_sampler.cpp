@@ -107,6 +107,19 @@ size_t home(uint64_t a) noexcept {
   return static_cast<size_t>(((a >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - kTableBits));
 }
 
+// A table key: the block's address and its pool. One block can be reported
+// by two allocators (a PyTorch CPU tensor's memory by c10's hook in
+// "torch:cpu" and by libringprof_malloc.so in "heap"), picked by each, and
+// freed by each; the tools match a free by address and pool too. User-space
+// addresses on x86-64 and arm64 fit in the low 48 bits.
+constexpr int kPoolShift = 48;
+uint64_t table_key(const void* p, uint16_t pool) noexcept {
+  return reinterpret_cast<uintptr_t>(p) | (uint64_t{pool} << kPoolShift);
+}
+const void* key_address(uint64_t key) noexcept {
+  return reinterpret_cast<const void*>(static_cast<uintptr_t>(key & ((uint64_t{1} << kPoolShift) - 1)));
+}
+
 enum class Added { Yes, AlreadyThere, Full };
 
 Added table_insert(uint64_t a) noexcept {
@@ -257,7 +270,7 @@ void record(const void* p, std::size_t size, uint16_t pool, uint64_t interval) n
   }
   r->publish(pos + 1 + slots);
   TableLock lock;
-  switch (table_insert(reinterpret_cast<uintptr_t>(p))) {
+  switch (table_insert(table_key(p, pool))) {
     case Added::Yes: filter_add(p, 1); break;
     case Added::AlreadyThere: break;
     case Added::Full:
@@ -309,7 +322,7 @@ void heap_unsample(const void* p, std::size_t size, uint16_t pool) noexcept {
   bool found;
   {
     TableLock lock;
-    found = table_erase(reinterpret_cast<uintptr_t>(p));
+    found = table_erase(table_key(p, pool));
     if (found) {
       filter_add(p, -1);
     }
@@ -333,7 +346,7 @@ void set_heap_interval(uint64_t interval) noexcept {
     TableLock lock;
     for (size_t i = 0; i < kTableSize; ++i) {
       if (g_table[i] == 0) continue;
-      filter_add(reinterpret_cast<const void*>(static_cast<uintptr_t>(g_table[i])), -1);
+      filter_add(key_address(g_table[i]), -1);
       g_table[i] = 0;
     }
     g_table_count = 0;

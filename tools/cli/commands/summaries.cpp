@@ -29,7 +29,7 @@ struct ReportArgs {
   std::string format = "text";
   std::string sort;            // table: "" is the default column
   bool samples = false;        // table --samples
-  bool python = false;         // table --samples --python
+  bool python = false;         // table --samples --python, memory --heap --python
   bool group_by_args = false;  // table --group-by-args
   size_t group_by_stack = 0;   // table --group-by-stack N
   std::vector<std::string> symbol_paths;
@@ -111,7 +111,7 @@ int run_heap(const ReportArgs& a) {
   options.pool = a.pool;
   const HeapProfile profile = collect_heap(input.reader(), options);
   StackResolver resolver(a.symbol_paths);
-  const auto rows = heap_top_stacks(input.reader(), profile, resolver, a.top ? a.top : SIZE_MAX);
+  const auto rows = heap_top_stacks(input.reader(), profile, resolver, a.top ? a.top : SIZE_MAX, a.python);
   report_symbol_warnings(resolver);
   print(format_heap_top(rows, profile, table_format(a)));
   return report_problems(input.reader());
@@ -186,6 +186,9 @@ void add_summary_commands(CLI::App& app) {
   m.add_flag("--heap", memory->heap,
              "the sampled heap instead: the stacks allocating most, estimated bytes and blocks allocated and in use");
   m.add_option("--pool", memory->pool, "with --heap: one memory pool only (heap, torch:cpu, ...)")->needs("--heap");
+  m.add_flag("--python", memory->python,
+             "with --heap: name stacks that hold Python frames by those alone (the Python code that allocated)")
+      ->needs("--heap");
   add_symbol_path_option(m, memory->symbol_paths);
   on_run(m, [memory] { return run_memory(*memory); });
 }

@@ -38,10 +38,14 @@ class ProfileTables {
 
   // The stack's locations into `s`, leaf first; a stack the files lost is
   // one "[unknown stack]" frame.
-  void add_stack(pprof::Sample* s, size_t process_index, uint32_t stack_id) {
+  // `heap`: a heap sample's, whose leaf frames in ringprof's own code are
+  // left out (heap_own_leaf_frames).
+  void add_stack(pprof::Sample* s, size_t process_index, uint32_t stack_id, bool heap = false) {
     const ProcessState& process = reader_.processes()[process_index];
     if (const StackTrace* st = process.stack(stack_id); st != nullptr && !st->frames.empty()) {
-      for (size_t i = 0; i < st->frames.size(); ++i) s->add_location_id(location_for(process, st->frames[i], i == 0));
+      const size_t first = heap ? heap_own_leaf_frames(process, *st) : 0;
+      for (size_t i = first; i < st->frames.size(); ++i)
+        s->add_location_id(location_for(process, st->frames[i], i == 0));
       return;
     }
     auto [it, inserted] = locations_.try_emplace({process.index, 0, true}, locations_.size() + 1);
@@ -203,7 +207,7 @@ std::string build_heap_pprof(const TraceReader& reader, const HeapProfile& profi
   std::map<std::tuple<size_t, uint32_t, uint32_t>, Running> running;
   for (const HeapSample& h : profile.samples) {
     auto* s = p.add_sample();
-    t.add_stack(s, h.process, h.stack_id);
+    t.add_stack(s, h.process, h.stack_id, true);
     const double w = h.weight();
     const double add[4] = {h.in_range ? w : 0, h.in_range ? w * static_cast<double>(h.size) : 0, h.in_use ? w : 0,
                            h.in_use ? w * static_cast<double>(h.size) : 0};

@@ -494,7 +494,9 @@ std::string report_data_json(TraceReader& reader, const ReportOptions& options) 
   ho.range = options.range;
   ho.thread = options.thread;
   const HeapProfile heap_profile = collect_heap(reader, ho);
-  heap(j, heap_profile, heap_top_stacks(reader, heap_profile, resolver, kTopRows));
+  // Named by their Python frames where they have any: the PyTorch or
+  // Python code that allocated, not the allocator's frames below it.
+  heap(j, heap_profile, heap_top_stacks(reader, heap_profile, resolver, kTopRows, true));
   const SampleTable top = compute_sample_table(reader, profile, resolver, SampleColumn::Self, kTopRows);
   const SampleTable python = compute_sample_table(reader, profile, resolver, SampleColumn::Self, kTopRows, true);
   samples(j, top, python, internal::build_flame_tree(reader, profile, resolver));

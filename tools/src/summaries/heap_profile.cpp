@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -152,8 +154,21 @@ std::vector<HeapStackTotal> heap_by_stack(const HeapProfile& profile) {
   return out;
 }
 
+size_t heap_own_leaf_frames(const ProcessState& process, const StackTrace& stack) {
+  size_t n = 0;
+  for (; n + 1 < stack.frames.size(); ++n) {  // the last frame stays: never an empty stack
+    if (stack.frames[n] & kInterpreterFrameTag) break;
+    const ModuleInfo* m = process.module_for(stack.frames[n]);
+    if (m == nullptr) break;
+    const std::string_view path = m->path;
+    const std::string_view base = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+    if (base.rfind("libringprof", 0) != 0 && base.rfind("_ringprof", 0) != 0) break;
+  }
+  return n;
+}
+
 std::vector<HeapTopRow> heap_top_stacks(const TraceReader& reader, const HeapProfile& profile, StackResolver& resolver,
-                                        size_t top) {
+                                        size_t top, bool python) {
   // By the named stack and pool: call sites in one function, or stacks that
   // differ past the frames shown, read as one row.
   std::vector<HeapTopRow> rows;
@@ -161,8 +176,18 @@ std::vector<HeapTopRow> heap_top_stacks(const TraceReader& reader, const HeapPro
   for (const HeapStackTotal& t : heap_by_stack(profile)) {
     const ProcessState& process = reader.processes()[t.process];
     HeapTopRow r;
+    const std::vector<ResolvedFrame>& stack = resolver.stack(process, t.stack_id);
+    const bool only_python =
+        python && std::any_of(stack.begin(), stack.end(), [](const ResolvedFrame& f) { return f.interpreted; });
+    // ringprof's own leaf frames, by the recorded frames they resolve from
+    // (an inlined frame shares its caller's address).
+    std::set<uint64_t> own;
+    if (const StackTrace* st = process.stack(t.stack_id))
+      own.insert(st->frames.begin(), st->frames.begin() + static_cast<ptrdiff_t>(heap_own_leaf_frames(process, *st)));
     size_t frames = 0;
-    for (const ResolvedFrame& f : resolver.stack(process, t.stack_id)) {
+    for (const ResolvedFrame& f : stack) {
+      if (own.count(f.address) != 0) continue;
+      if (only_python && !f.interpreted) continue;
       if (frames++ == kHeapStackFrames) {
         r.stack += " <- ...";
         break;
@@ -195,8 +220,8 @@ std::string format_heap_top(const std::vector<HeapTopRow>& rows, const HeapProfi
     return internal::format_csv_table(
         {"stack", "pool", "alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects", "samples"}, table);
   if (profile.samples.empty())
-    return "No heap samples in the input (libringprof_malloc.so samples the heap while recording, one allocation "
-           "per RINGPROF_HEAP_INTERVAL bytes on average).\n";
+    return "No heap samples in the input (libringprof_malloc.so and ringprof.torch sample allocations while "
+           "recording, one per RINGPROF_HEAP_INTERVAL bytes on average).\n";
   std::string out = "Sampled heap: " + std::to_string(profile.samples.size()) + " samples, one per " +
                     std::to_string(profile.interval) +
                     " bytes allocated on average; estimates of the whole (ringprof pprof --heap for go tool pprof)\n";

@@ -61,9 +61,17 @@ struct HeapStackTotal {
 };
 std::vector<HeapStackTotal> heap_by_stack(const HeapProfile& profile);
 
+// How many of a heap sample's leaf frames are ringprof's own (the sampler's
+// call path in a ringprof library or Python extension: libringprof*,
+// _ringprof*): the tools leave them out, so the leaf is the allocator.
+size_t heap_own_leaf_frames(const ProcessState& process, const StackTrace& stack);
+
 // The stacks that allocate most, named: `ringprof memory --heap` and the
 // report's heap table. `stack` is the functions leaf first, " <- " between,
-// at most kHeapStackFrames of them.
+// at most kHeapStackFrames of them. With `python`, a stack that holds Python
+// frames is named by them alone (the allocator's and the interpreter's own
+// native frames sit below the Python code that asked, deeper than the
+// frames shown); a stack without any keeps its native frames.
 inline constexpr size_t kHeapStackFrames = 8;
 struct HeapTopRow {
   std::string stack;
@@ -72,7 +80,7 @@ struct HeapTopRow {
   uint64_t samples = 0;
 };
 std::vector<HeapTopRow> heap_top_stacks(const TraceReader& reader, const HeapProfile& profile, StackResolver& resolver,
-                                        size_t top);
+                                        size_t top, bool python = false);
 std::string format_heap_top(const std::vector<HeapTopRow>& rows, const HeapProfile& profile, TableFormat format);
 
 }  // namespace ringprof
