@@ -18,8 +18,8 @@
 # machine: recordings, torch.profiler's kernel and operator lists, each run's
 # JSON). Settings: RINGPROF_GPU_STEPS (300), RINGPROF_GPU_REPS (3),
 # RINGPROF_GPU_PARTS (which sections), RINGPROF_GPU_PYTESTS (which Python
-# test modules), RINGPROF_GPU_PYTESTS_S (the Python tests' time limit, 300), RINGPROF_GPU_BUDGET_S (no new PyTorch
-# run after it), PYTHON, RINGPROF_GPU_PYARGS ("--device cpu" tries the script
+# test modules), RINGPROF_GPU_PYTESTS_S (the Python tests' time limit, 300),
+# RINGPROF_GPU_BUDGET_S (no new PyTorch run after it), PYTHON, RINGPROF_GPU_PYARGS ("--device cpu" tries the script
 # on a machine without a GPU).
 set -u
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
