@@ -14,10 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bench_main.h"
 #include "discard_sink.h"
@@ -82,16 +84,37 @@ BENCHMARK(BM_MallocFree)->ArgName("detailed")->Arg(0)->Arg(1);
 
 // The heap sampler's cost on an allocation-heavy loop, counted whole: a
 // fresh process (this program again) runs the loop while recording at
-// always_on into a sink that stores nothing, and its CPU time (user + system,
-// every thread: the loop's and the drainer interning and writing the
-// samples) is the iteration's time. heap:1 samples at the default interval,
-// heap:0 not at all. A process each time, so glibc's heap starts the same in
-// both; run with --benchmark_repetitions and random interleaving (gate.sh).
-// The loop keeps 1024 blocks live and replaces the oldest each time (so
-// sampled blocks are freed and matched), 16 million times, in mixed sizes
-// from 16 B to 4 KiB.
+// always_on into a sink that counts the heap samples and stores nothing, and
+// its CPU time (user + system, every thread: the loop's and the drainer
+// interning the samples) is the run's time. A process each time, so glibc's
+// heap starts the same. The loop keeps 1024 blocks live and replaces the
+// oldest each time (so sampled blocks are freed and matched), 16 million
+// times, in mixed sizes from 16 B to 4 KiB: about 12 GB.
+//
+// One benchmark runs rounds of three processes in a rotating order: off
+// (interval 0), the default interval, and a 16 times shorter one. On this
+// 2-core machine one run's time varies by 10% or more, so the default's
+// ratio to off (about 1% apart) cannot be told from noise run by run; the
+// shorter interval takes 16 times the samples, whose cost then stands out of
+// the noise, and gives the cost of one sample (paired within its round).
+// That cost times the default's own sample count, over the time off, is the
+// default's slowdown; the direct paired ratio is printed beside it.
 constexpr const char* kChildVariable = "RINGPROF_BENCH_ALLOC_CHILD";
+constexpr const char* kChildOutVariable = "RINGPROF_BENCH_ALLOC_OUT";  // fd the child writes its sample count to
 constexpr int kChildOps = 16 << 20;
+constexpr int kAllocRounds = 12;
+
+class HeapCountingSink final : public ringprof::Sink {
+ public:
+  void begin_session(const ringprof::SessionInfo&) override {}
+  bool write(const ringprof::Batch& b) override {
+    for (const ringprof::Event& e : b.events)
+      if (e.kind == ringprof::EventKind::HeapAlloc) ++samples;
+    return true;
+  }
+  void end_session() override {}
+  uint64_t samples = 0;  // the drainer's thread only; read after stop()
+};
 
 [[noreturn]] void alloc_child(uint64_t interval) {
   ringprof::Config c;
@@ -99,7 +122,8 @@ constexpr int kChildOps = 16 << 20;
   c.detailed_sample_hz = 0;
   c.gpu = false;
   c.heap_interval = interval;
-  if (!ringprof::start(c, std::make_shared<DiscardSink>())) std::_Exit(2);
+  auto sink = std::make_shared<HeapCountingSink>();
+  if (!ringprof::start(c, sink)) std::_Exit(2);
   constexpr size_t kLive = 1024;
   static void* live[kLive];
   uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -116,32 +140,80 @@ constexpr int kChildOps = 16 << 20;
     next = (next + 1) % kLive;
   }
   ringprof::stop();
+  if (const char* fd = std::getenv(kChildOutVariable)) {
+    const uint64_t n = sink->samples;
+    if (write(std::atoi(fd), &n, sizeof n) != static_cast<ssize_t>(sizeof n)) std::_Exit(4);
+  }
   std::_Exit(0);
 }
 
-void BM_AllocMixProcess(benchmark::State& state) {
-  const std::string interval = state.range(0) ? std::to_string(ringprof::Config{}.heap_interval) : "0";
-  for (auto _ : state) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      setenv(kChildVariable, interval.c_str(), 1);
-      execl("/proc/self/exe", "ringprof_bench_malloc", static_cast<char*>(nullptr));
-      std::_Exit(3);
-    }
-    int status = 0;
-    rusage u{};
-    if (pid < 0 || wait4(pid, &status, 0, &u) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      state.SkipWithError("the child process failed");
-      return;
-    }
-    auto seconds = [](const timeval& t) {
-      return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
-    };
-    state.SetIterationTime(seconds(u.ru_utime) + seconds(u.ru_stime));
+struct ChildRun {
+  double cpu_s = 0;
+  uint64_t samples = 0;
+};
+
+// One child process with the given interval; false when it failed.
+bool run_alloc_child(uint64_t interval, ChildRun* out) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    setenv(kChildVariable, std::to_string(interval).c_str(), 1);
+    setenv(kChildOutVariable, std::to_string(fds[1]).c_str(), 1);
+    execl("/proc/self/exe", "ringprof_bench_malloc", static_cast<char*>(nullptr));
+    std::_Exit(3);
   }
-  state.SetItemsProcessed(state.iterations() * kChildOps);
+  close(fds[1]);
+  int status = 0;
+  rusage u{};
+  const bool ok = pid > 0 && wait4(pid, &status, 0, &u) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+                  read(fds[0], &out->samples, sizeof out->samples) == static_cast<ssize_t>(sizeof out->samples);
+  close(fds[0]);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  out->cpu_s = seconds(u.ru_utime) + seconds(u.ru_stime);
+  return ok;
 }
-BENCHMARK(BM_AllocMixProcess)->ArgName("heap")->Arg(0)->Arg(1)->Iterations(1)->UseManualTime();
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void BM_HeapSamplingCost(benchmark::State& state) {
+  const uint64_t interval = ringprof::Config{}.heap_interval;
+  const uint64_t intervals[3] = {0, interval, interval / 16};
+  std::vector<double> ratio_default, per_sample_ns, slowdown_estimate, samples_default;
+  for (auto _ : state) {
+    for (int round = 0; round < kAllocRounds; ++round) {
+      ChildRun runs[3];
+      for (int k = 0; k < 3; ++k) {
+        const int which = (round + k) % 3;
+        if (!run_alloc_child(intervals[which], &runs[which])) {
+          state.SkipWithError("the child process failed");
+          return;
+        }
+      }
+      const ChildRun &off = runs[0], &def = runs[1], &dense = runs[2];
+      ratio_default.push_back(def.cpu_s / off.cpu_s);
+      const double per_sample = dense.samples ? (dense.cpu_s - off.cpu_s) / static_cast<double>(dense.samples) : 0;
+      per_sample_ns.push_back(per_sample * 1e9);
+      slowdown_estimate.push_back(1.0 + per_sample * static_cast<double>(def.samples) / off.cpu_s);
+      samples_default.push_back(static_cast<double>(def.samples) / off.cpu_s);
+    }
+  }
+  using ringprof::bench::report_figure;
+  report_figure("allocation loop: heap samples per second of the loop at the default interval",
+                median_of(samples_default), "/s");
+  report_figure("allocation loop: CPU per heap sample (interval / 16 against off, paired)", median_of(per_sample_ns),
+                "ns");
+  report_figure("allocation loop, whole process: heap sampling at the default interval / off, from the cost per sample",
+                median_of(slowdown_estimate), "x");
+  report_figure("allocation loop, whole process: heap sampling at the default interval / off, measured (paired)",
+                median_of(ratio_default), "x");
+}
+BENCHMARK(BM_HeapSamplingCost)->Iterations(1)->Unit(benchmark::kSecond);
 
 const bool registered = [] {
   if (const char* child = std::getenv(kChildVariable)) alloc_child(std::strtoull(child, nullptr, 10));
@@ -150,9 +222,6 @@ const bool registered = [] {
                   "BM_LibcMallocFree", 0});
   register_ratio({"malloc+free through libringprof_malloc, detailed / glibc", "BM_MallocFree/detailed:1",
                   "BM_LibcMallocFree", 0});
-  register_ratio({"allocation loop, whole process: heap sampling at the default interval / off",
-                  "BM_AllocMixProcess/heap:1/iterations:1/manual_time",
-                  "BM_AllocMixProcess/heap:0/iterations:1/manual_time", 1.02});
   return true;
 }();
 

@@ -169,6 +169,11 @@ BENCHMARK(BM_TorchOpCosts)->Iterations(1)->Unit(benchmark::kMillisecond);
 //   hook         ringprof's hook at the detailed level: an Alloc and a Free
 //                event per allocation, with PyTorch's total as a counter
 //   torch        torch.profiler with profile_memory=True (CPU activities)
+//   heap         the heap profile's hook as ringprof.torch installs it by
+//                default (RINGPROF_TORCH_HEAP=1): PyTorch's CPU allocator
+//                does not report to it
+//   heap all     RINGPROF_TORCH_HEAP=all: the CPU allocator reports every
+//                block, and the sampler picks one per 512 KiB
 // No operator callback is registered in any of them: this is the hook alone.
 constexpr int kAllocsPerBlock = 20000;
 
@@ -189,7 +194,7 @@ void BM_TorchMemoryHookCost(benchmark::State& state) {
   const impl::ProfilerConfig cfg(impl::ProfilerState::KINETO, /*report_input_shapes=*/false,
                                  /*profile_memory=*/true);
   const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
-  std::vector<double> none, idle, hook, torch_ns;
+  std::vector<double> none, idle, hook, torch_ns, heap, heap_all;
   auto run_case = [&](int which) {
     switch (which) {
       case 0: none.push_back(ns_per_alloc()); break;
@@ -210,11 +215,22 @@ void BM_TorchMemoryHookCost(benchmark::State& state) {
         enableProfiler(cfg, cpu);
         torch_ns.push_back(ns_per_alloc());
         benchmark::DoNotOptimize(disableProfiler());
+        break;
+      case 4:
+        ringprof::torch_operators::install_heap_reporting(false);
+        heap.push_back(ns_per_alloc());
+        ringprof::torch_operators::uninstall_heap_reporting();
+        break;
+      case 5:
+        ringprof::torch_operators::install_heap_reporting(true);
+        heap_all.push_back(ns_per_alloc());
+        ringprof::torch_operators::uninstall_heap_reporting();
+        break;
     }
   };
   for (auto _ : state) {
     for (int round = 0; round < kRounds; ++round)
-      for (int k = 0; k < 4; ++k) run_case((round + k) % 4);
+      for (int k = 0; k < 6; ++k) run_case((round + k) % 6);
   }
   ringprof::stop();
   using ringprof::bench::report_figure;
@@ -223,6 +239,10 @@ void BM_TorchMemoryHookCost(benchmark::State& state) {
                 "ns");
   report_figure("torch alloc: ringprof hook recording (detailed), over none, ns", median_difference(hook, none), "ns");
   report_figure("torch alloc: torch.profiler profile_memory, over none, ns", median_difference(torch_ns, none), "ns");
+  report_figure("torch alloc: ringprof heap hook (default, CPU allocator silent), over none, ns",
+                median_difference(heap, none), "ns");
+  report_figure("torch alloc: ringprof heap hook with the CPU allocator (all), over none, ns",
+                median_difference(heap_all, none), "ns");
 }
 BENCHMARK(BM_TorchMemoryHookCost)->Iterations(1)->Unit(benchmark::kMillisecond);
 

@@ -163,8 +163,8 @@ bool put_in_slot() {
     if (held != nullptr && held == t_left_behind) {
       // Still in place, below nothing now: ours again. The object is the
       // one autograd's workers may hold.
-      t_reporter = std::static_pointer_cast<Reporter>(
-          c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE));
+      t_reporter =
+          std::static_pointer_cast<Reporter>(c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE));
       t_left_behind = nullptr;
       return t_reporter != nullptr;
     }
