@@ -489,7 +489,8 @@ void Drainer::drain_ring(ThreadState& t) {
       const uint64_t extra = trailing_slots(e);
       if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
       Event out = e;
-      uint32_t heap_stack = 0;  // a HeapAlloc's stack id, and the interval it was picked at
+      bool heap_sample = false;  // a HeapAlloc: its stack id (0: the stack table is full) and interval follow
+      uint32_t heap_stack = 0;
       uint64_t heap_interval = 0;
       out.ts = clock_.to_ns(e.ts);
       switch (e.ref) {
@@ -532,11 +533,10 @@ void Drainer::drain_ring(ThreadState& t) {
               heap_seen_ = true;
               modules_.refresh();
             }
+            // 0 when the stack table is full (it warned once): the sample
+            // still counts, under no stack, so the totals stay unbiased.
             heap_stack = intern_heap_stack(*r, i, e.loc, &heap_interval);
-            if (heap_stack == 0) {  // the stack table is full: the sample is lost
-              i += 1 + extra;
-              continue;
-            }
+            heap_sample = true;
           }
           if (e.kind == EventKind::ZoneStack) {
             out.loc = intern_zone_stack(*r, i, e.extra);
@@ -566,7 +566,7 @@ void Drainer::drain_ring(ThreadState& t) {
       if (!kind_is_ring_record(e.kind)) continue;
       events_.push_back(out);
       ++run.count;
-      if (heap_stack != 0) {  // its stack follows it directly (event.h)
+      if (heap_sample) {  // its stack follows it directly (event.h)
         Event st{};
         st.ts = out.ts;
         st.kind = EventKind::HeapStack;

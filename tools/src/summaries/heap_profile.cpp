@@ -194,6 +194,7 @@ std::vector<HeapTopRow> heap_top_stacks(const TraceReader& reader, const HeapPro
       }
       r.stack += (r.stack.empty() ? "" : " <- ") + f.function;
     }
+    if (r.stack.empty()) r.stack = "[unknown stack]";  // the recorder's stack table was full
     r.pool = process.location_name(t.pool);
     auto [it, added] = index.try_emplace({r.stack, r.pool}, rows.size());
     if (added) rows.push_back(std::move(r));
