@@ -184,11 +184,15 @@ class DdpJobTest(unittest.TestCase):
             self.assertEqual(int(rows["gloo:all_reduce"]["calls"]), self.STEPS, rows["gloo:all_reduce"])
             # An async span holds no thread: no self time.
             self.assertEqual(float(rows["gloo:all_reduce"]["self_us"]), 0.0)
-            # Each lasts less than two steps (a waiting rank's all_reduce
-            # lasts about the straggler's extra time, under one step).
+            # Timed inside the step: a waiting rank's all_reduce lasts about
+            # the straggler's extra time, under one step, so on average they
+            # last less than a step. One may run longer on a loaded machine
+            # (three ranks on two cores beside other tests: once 56 ms in a
+            # 26 ms step), but none as long as four steps.
             step_ns = report["ranks"][r]["step_time_median_ns"]
             self.assertGreater(step_ns, self.EXTRA_MS * 1e6)
-            self.assertLess(float(rows["gloo:all_reduce"]["max_us"]) * 1000, 2 * step_ns)
+            self.assertLess(float(rows["gloo:all_reduce"]["avg_us"]) * 1000, step_ns)
+            self.assertLess(float(rows["gloo:all_reduce"]["max_us"]) * 1000, 4 * step_ns)
             self.assertGreater(float(rows["gloo:all_reduce"]["min_us"]), 0)
             # Every process-group operation is a collective of the rank.
             gloo_calls = sum(int(row["calls"]) for name, row in rows.items() if name.startswith("gloo:"))

@@ -143,7 +143,13 @@ class BatchWriter {
   const Config config_;
   Sink& sink_;
   Callbacks callbacks_;
-  moodycamel::BlockingConcurrentQueue<WriteJob*> queue_;
+  // No spinning before the writer sleeps: a job comes a few times a second
+  // (one per batch), and the queue's default of 10,000 spins per wait cost
+  // the idle writer more than its wake-ups.
+  struct QueueTraits : moodycamel::ConcurrentQueueDefaultTraits {
+    static const int MAX_SEMA_SPINS = 0;
+  };
+  moodycamel::BlockingConcurrentQueue<WriteJob*, QueueTraits> queue_;
   moodycamel::ConcurrentQueue<WriteJob*> free_;
   std::atomic<uint32_t> batches_in_flight_{0};
   std::atomic<bool> drainer_waits_{false};
@@ -159,6 +165,8 @@ class BatchWriter {
   uint64_t next_poll_ns_ = 0;
   const size_t batch_capacity_;  // events in a full batch
   uint32_t spare_jobs_made_ = 0;
+  bool batch_seen_ = false;    // the writer thread's: a job with a batch came (prepare_spare_job)
+  uint64_t last_batch_ns_ = 0;  // the writer thread's: when the last one came (poll_trigger)
 
   std::mutex returned_mutex_;
   std::vector<ThreadInfo> returned_;

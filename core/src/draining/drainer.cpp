@@ -205,7 +205,7 @@ void Drainer::run() {
     if (control_pending() || ops::drainer_level_pending(ops_) || (!writer_->full() && rings_need_draining()))
       drainer_wake::cancel_sleep();
     else
-      drainer_wake::sleep(seq, uint64_t{config_.drain_interval_ms} * 1000000ull);
+      drainer_wake::sleep(seq, sleep_ns());
     bool stopping;
     uint64_t flush_ticket;
     {
@@ -218,11 +218,16 @@ void Drainer::run() {
       if (crash::park_point(events_.data(), events_.size(), runs_.data(), runs_.size())) discard_batch();
       wait_for_writer_ = flushing;  // flush(): everything recorded so far, even past a full writer
       take_back_counts();
+      const size_t threads_before = threads_.size();
       adopt_new_rings();
+      const size_t events_before = events_.size();
       sample_round(false);
       heap_round(false);
       const bool window_done = ops::drainer_round(ops_, internal::monotonic_ns());
       drain_all();
+      const bool worked =
+          events_.size() != events_before || threads_.size() != threads_before || flushing || window_done;
+      idle_rounds_ = worked ? 0 : idle_rounds_ + 1;
       const uint64_t now = internal::monotonic_ns();
       if (gpu_.poll(flushing, now)) emit_batch(flushing);
       const bool aged = !events_.empty() &&
@@ -275,6 +280,26 @@ void Drainer::run() {
     finished_ = true;
   }
   flushed_.notify_all();
+}
+
+uint64_t Drainer::sleep_ns() const noexcept {
+  const uint64_t interval = uint64_t{config_.drain_interval_ms} * 1000000ull;
+  // An idle process: nothing recorded, nothing waiting in the batch. Each
+  // idle round doubles the sleep up to kIdleSleepMaxNs, so a process that
+  // records nothing costs a few wake-ups a second instead of a hundred. A
+  // producer past its ring's wake fill, a control call or a level change
+  // still wakes the drainer at once; events below the wake fill wait at most
+  // kIdleSleepMaxNs longer, well inside RINGPROF_FLUSH_MS. Not while the GPU
+  // is traced (CUPTI's buffers are polled) or a window is open (time-bounded
+  // windows end on the drainer's clock).
+  if (idle_rounds_ == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
+  uint64_t sleep = std::min(interval << std::min<uint32_t>(idle_rounds_, 6), kIdleSleepMaxNs);
+  if (!events_.empty()) {  // a batch waits: wake when it is due (RINGPROF_FLUSH_MS)
+    const uint64_t due = batch_started_mono_ + uint64_t{config_.flush_interval_ms} * 1000000ull;
+    const uint64_t now = internal::monotonic_ns();
+    sleep = std::min(sleep, due > now ? due - now : 0);
+  }
+  return std::max(interval, sleep);
 }
 
 template <typename F>

@@ -70,11 +70,17 @@ TickConverter::TickConverter(ClockSource source, int64_t realtime_skew_ns) : sou
   cal_mono_ = first.mono_base;
   real_base_ = realtime_now_ns(realtime_skew_ns) - (internal::monotonic_ns() - first.mono_base);
   if (source_ == ClockSource::Tsc) {
-    // A first rate over ~2 ms of spinning; refine() improves it as time passes.
+    // A first rate over ~2 ms; refine() improves it as time passes. Slept,
+    // not spun: the paired reads at both ends make the rate, and a spin
+    // would cost every start 2 ms of CPU.
     uint64_t t = 0, m = 0;
-    do {
+    for (;;) {
       paired_read(source_, &t, &m);
-    } while (m - first.mono_base < 2000000);
+      if (m - first.mono_base >= 2000000) break;
+      const uint64_t left = 2000000 - (m - first.mono_base);
+      timespec ts{0, static_cast<long>(left)};
+      nanosleep(&ts, nullptr);
+    }
     ticks_per_second_ = static_cast<double>(t - first.tick_base) * 1e9 / static_cast<double>(m - first.mono_base);
     first.mult = static_cast<uint64_t>(1e9 / ticks_per_second_ * 4294967296.0);
   }

@@ -1,0 +1,136 @@
+// What ringprof's own threads cost the process: the drainer (reading rings,
+// interning, batching) and the writer (encoding, compressing, writing the
+// files), as recorder_stats() counts their CPU, per event recorded.
+//
+// BM_BackgroundCost/zones_per_s:R — one thread records R zones a second
+//   (two events each) in bursts of R/1000 zones at the start of every
+//   millisecond, sleeping the rest of it, for 3 seconds, into the files a
+//   default configuration writes (a temporary directory; the CPU sampler off,
+//   so only the events count). Figures: drainer, writer and their sum in ns
+//   per event, and bytes on disk per event.
+// BM_IdleCost — a recording started with the default configuration (the
+//   sampler off) and nothing recorded for 5 seconds: the drainer's and the
+//   writer's CPU over the first 5 s (starting included), per second after
+//   the first, and from start to stop (stopping included).
+//
+// Both measure elapsed time by design (a paced workload and an idle one), so
+// they sleep; they are benchmarks, never tests.
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "bench_main.h"
+#include "ringprof/ringprof.h"
+
+namespace {
+
+using ringprof::bench::report_figure;
+
+std::string fresh_dir(const char* what) {
+  const auto d = std::filesystem::temp_directory_path() / (std::string("ringprof-") + what + "-" +
+                                                           std::to_string(getpid()));
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+
+uint64_t dir_bytes(const std::string& d) {
+  uint64_t n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(d))
+    if (e.is_regular_file()) n += e.file_size();
+  return n;
+}
+
+ringprof::Config config_for(const std::string& dir) {
+  ringprof::Config c;
+  c.dir = dir;
+  c.sample_hz = 0;
+  c.detailed_sample_hz = 0;
+  c.gpu = false;
+  c.heap_interval = 0;
+  return c;
+}
+
+void add_ns(timespec* t, long ns) {
+  t->tv_nsec += ns;
+  while (t->tv_nsec >= 1000000000L) {
+    t->tv_nsec -= 1000000000L;
+    ++t->tv_sec;
+  }
+}
+
+void BM_BackgroundCost(benchmark::State& state) {
+  const int64_t per_ms = state.range(0) / 1000;
+  constexpr int kMillis = 3000;
+  for (auto _ : state) {
+    const std::string dir = fresh_dir("background");
+    if (!ringprof::start(config_for(dir))) {
+      state.SkipWithError("ringprof did not start");
+      return;
+    }
+    timespec next{};
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (int ms = 0; ms < kMillis; ++ms) {
+      for (int64_t i = 0; i < per_ms; ++i) {
+        RINGPROF_ZONE("paced");
+        benchmark::ClobberMemory();
+      }
+      add_ns(&next, 1000000);
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+    }
+    ringprof::stop();
+    const ringprof::RecorderStats s = ringprof::recorder_stats();
+    const double events = static_cast<double>(s.events_written);
+    const uint64_t bytes = dir_bytes(dir);
+    std::filesystem::remove_all(dir);
+    if (s.dropped_ring + s.dropped_io != 0) state.SkipWithError("events were dropped");
+    const std::string rate = std::to_string(state.range(0));
+    report_figure("background at " + rate + " zones/s: drainer ns per event", s.drainer_cpu_ns / events, "ns");
+    report_figure("background at " + rate + " zones/s: writer ns per event", s.writer_cpu_ns / events, "ns");
+    report_figure("background at " + rate + " zones/s: drainer + writer ns per event",
+                  (s.drainer_cpu_ns + s.writer_cpu_ns) / events, "ns");
+    report_figure("background at " + rate + " zones/s: bytes on disk per event", bytes / events, "B");
+  }
+}
+BENCHMARK(BM_BackgroundCost)
+    ->ArgName("zones_per_s")
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_IdleCost(benchmark::State& state) {
+  for (auto _ : state) {
+    const std::string dir = fresh_dir("idle");
+    if (!ringprof::start(config_for(dir))) {
+      state.SkipWithError("ringprof did not start");
+      return;
+    }
+    auto cpu = [] {
+      const ringprof::RecorderStats s = ringprof::recorder_stats();
+      return static_cast<double>(s.drainer_cpu_ns + s.writer_cpu_ns) / 1e6;
+    };
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double after_1s = cpu();
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    const double after_5s = cpu();
+    ringprof::stop();
+    const ringprof::RecorderStats s = ringprof::recorder_stats();
+    std::filesystem::remove_all(dir);
+    report_figure("idle recording: drainer + writer CPU in the first 5 s (start included), ms", after_5s, "ms");
+    report_figure("idle recording: drainer + writer CPU per second after the first, ms", (after_5s - after_1s) / 4,
+                  "ms");
+    report_figure("idle recording: drainer + writer CPU, start to stop (5 s), ms",
+                  static_cast<double>(s.drainer_cpu_ns + s.writer_cpu_ns) / 1e6, "ms");
+  }
+}
+BENCHMARK(BM_IdleCost)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
