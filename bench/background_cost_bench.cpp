@@ -34,8 +34,8 @@ namespace {
 using ringprof::bench::report_figure;
 
 std::string fresh_dir(const char* what) {
-  const auto d = std::filesystem::temp_directory_path() / (std::string("ringprof-") + what + "-" +
-                                                           std::to_string(getpid()));
+  const auto d =
+      std::filesystem::temp_directory_path() / (std::string("ringprof-") + what + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(d);
   return d.string();
 }

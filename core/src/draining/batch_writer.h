@@ -165,7 +165,7 @@ class BatchWriter {
   uint64_t next_poll_ns_ = 0;
   const size_t batch_capacity_;  // events in a full batch
   uint32_t spare_jobs_made_ = 0;
-  bool batch_seen_ = false;    // the writer thread's: a job with a batch came (prepare_spare_job)
+  bool batch_seen_ = false;     // the writer thread's: a job with a batch came (prepare_spare_job)
   uint64_t last_batch_ns_ = 0;  // the writer thread's: when the last one came (poll_trigger)
 
   std::mutex returned_mutex_;
