@@ -284,14 +284,16 @@ void Drainer::run() {
 
 uint64_t Drainer::sleep_ns() const noexcept {
   const uint64_t interval = uint64_t{config_.drain_interval_ms} * 1000000ull;
-  // An idle process: nothing recorded, nothing waiting in the batch. Each
-  // idle round doubles the sleep up to kIdleSleepMaxNs, so a process that
-  // records nothing costs a few wake-ups a second instead of a hundred. A
-  // producer past its ring's wake fill, a control call or a level change
-  // still wakes the drainer at once; events below the wake fill wait at most
-  // kIdleSleepMaxNs longer, well inside RINGPROF_FLUSH_MS. Not while the GPU
-  // is traced (CUPTI's buffers are polled) or a window is open (time-bounded
-  // windows end on the drainer's clock).
+  // An idle process: rounds that find nothing. Each doubles the sleep up to
+  // kIdleSleepMaxNs, so a process that records nothing costs a few wake-ups
+  // a second instead of a hundred (a wake-up of an idle thread costs tens of
+  // microseconds of CPU on a virtual machine). A producer past its ring's
+  // wake fill, a control call or a level change still wakes the drainer at
+  // once; events below the wake fill wait at most kIdleSleepMaxNs longer.
+  // While rounds find events, every RINGPROF_DRAIN_MS: the sampler's Python
+  // frames are named while their code is alive, and a 100 ms round was seen
+  // to lose them. Not while the GPU is traced (CUPTI's buffers are polled) or
+  // a window is open (time-bounded windows end on the drainer's clock).
   if (idle_rounds_ == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
   uint64_t sleep = std::min(interval << std::min<uint32_t>(idle_rounds_, 6), kIdleSleepMaxNs);
   if (!events_.empty()) {  // a batch waits: wake when it is due (RINGPROF_FLUSH_MS)
