@@ -18,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -89,7 +90,10 @@ void BM_BackgroundCost(benchmark::State& state) {
     const double events = static_cast<double>(s.events_written);
     const uint64_t bytes = dir_bytes(dir);
     std::filesystem::remove_all(dir);
-    if (s.dropped_ring + s.dropped_io != 0) state.SkipWithError("events were dropped");
+    if (s.dropped_ring + s.dropped_io != 0 || events == 0) {
+      state.SkipWithError("events were dropped");
+      return;
+    }
     const std::string rate = std::to_string(state.range(0));
     report_figure("background at " + rate + " zones/s: drainer ns per event", s.drainer_cpu_ns / events, "ns");
     report_figure("background at " + rate + " zones/s: writer ns per event", s.writer_cpu_ns / events, "ns");

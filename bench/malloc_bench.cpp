@@ -113,7 +113,7 @@ class HeapCountingSink final : public ringprof::Sink {
     return true;
   }
   void end_session() override {}
-  uint64_t samples = 0;  // the drainer's thread only; read after stop()
+  uint64_t samples = 0;  // the writer thread's only; read after stop()
 };
 
 [[noreturn]] void alloc_child(uint64_t interval) {

@@ -104,8 +104,8 @@ def _sync_heap_reporting():
     want = _heap_setting != "0" and _ringprof.is_recording() and _ext._heap_sampling_interval() > 0
     if want and not _ext._heap_reporting_installed():
         _ext._install_heap_reporting(cpu=_heap_setting == "all")
-    elif not want and _ext._heap_reporting_installed():
-        _ext._uninstall_heap_reporting()
+    elif not want:
+        _ext._uninstall_heap_reporting()  # also while torch.profiler holds the slot: nothing comes back
 
 
 def _on_step():
@@ -193,6 +193,9 @@ def _read_environment():
 
 
 _read_environment()
+# A forked child (a DataLoader worker) inherits the forking thread's hook:
+# off there unless the child records too.
+_os.register_at_fork(after_in_child=_sync_heap_reporting)
 _ringprof._ringprof._set_level_hook(_on_step)
 _ringprof._start_listeners.append(_on_start)
 _ringprof._stop_listeners.append(_on_stop)

@@ -76,7 +76,10 @@ class Reporter final : public torch::profiler::impl::ProfilerStateBase {
   // reportMemoryUsage signatures, and a compiler that sees override on some
   // members wants it on all.
   bool memoryProfilingEnabled() const {
-    return exact.load(std::memory_order_relaxed) || heap_cpu.load(std::memory_order_relaxed);
+    // heap_cpu only while recording: a thread that never stepped again after
+    // stop() must not keep the CPU allocator's lock and table.
+    return exact.load(std::memory_order_relaxed) ||
+           (heap_cpu.load(std::memory_order_relaxed) && heap_sampling_interval() != 0);
   }
 
   // Two signatures, so one of them overrides PyTorch's whichever it declares
@@ -137,7 +140,9 @@ thread_local bool t_heap_cpu = false;
 thread_local bool t_yielded = false;
 // Ours, left in the thread's chain when something was above it at
 // uninstall (torch.profiler started inside): found again by put_in_slot().
-thread_local const c10::DebugInfoBase* t_left_behind = nullptr;
+// Weak: a guard that restores the chain may free it, and another profiler's
+// state may then sit at the same address.
+thread_local std::weak_ptr<Reporter> t_left_behind;
 
 int users() { return t_exact + (t_heap ? 1 : 0); }
 
@@ -160,21 +165,20 @@ bool put_in_slot() {
   if (t_reporter) return true;
   try {
     const c10::DebugInfoBase* held = c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE);
-    if (held != nullptr && held == t_left_behind) {
-      // Still in place, below nothing now: ours again. The object is the
-      // one autograd's workers may hold.
-      t_reporter =
-          std::static_pointer_cast<Reporter>(c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE));
-      t_left_behind = nullptr;
-      return t_reporter != nullptr;
+    if (held != nullptr) {
+      // Still in place and found first: ours again (the object autograd's
+      // workers may hold). Anything else is another profiler's (torch.profiler,
+      // the autograd profiler): its state would be popped by ours, or ours by it.
+      std::shared_ptr<Reporter> left = t_left_behind.lock();
+      if (!left || held != left.get()) return false;
+      t_reporter = std::move(left);
+      t_left_behind.reset();
+      return true;
     }
-    // Another profiler (torch.profiler, the autograd profiler) holds the
-    // slot: its state would be popped by ours, or ours by it.
-    if (held != nullptr) return false;
     auto reporter = std::make_shared<Reporter>();
     c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, reporter);
     t_reporter = std::move(reporter);
-    t_left_behind = nullptr;
+    t_left_behind.reset();
     return true;
   } catch (...) {
     return false;
@@ -196,7 +200,10 @@ bool take_from_slot() {
   } catch (...) {
   }
   silence(*t_reporter);
-  t_left_behind = popped ? nullptr : t_reporter.get();
+  if (popped)
+    t_left_behind.reset();
+  else
+    t_left_behind = t_reporter;
   t_reporter.reset();
   return popped;
 }

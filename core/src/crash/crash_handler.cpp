@@ -184,6 +184,9 @@ void term_handler(int sig) {
     set_default(sig);
     raise(sig);
   }
+  // The drainer may be sleeping a backed-off idle interval: it finishes like
+  // stop() as soon as it looks (a futex wake, async-signal-safe).
+  drainer_wake::wake();
   errno = saved_errno;
 }
 

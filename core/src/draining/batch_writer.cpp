@@ -151,6 +151,7 @@ void BatchWriter::run() {
   prctl(PR_SET_NAME, "ringprof-write", 0, 0, 0);
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   handshake_.tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
+  last_batch_ns_ = internal::monotonic_ns();  // a session starts busy, not idle
   for (;;) {
     prepare_spare_job();
     WriteJob* raw = nullptr;
@@ -214,7 +215,9 @@ void BatchWriter::run_job(WriteJob* job) {
 void BatchWriter::poll_trigger(uint64_t now_ns) {
   if (config_.ops.trigger_poll_ms == 0 || now_ns < next_poll_ns_) return;
   uint64_t period = uint64_t{config_.ops.trigger_poll_ms} * 1000000ull;
-  if (now_ns - last_batch_ns_ > kIdleAfterNs) period = std::max(period, kIdleTriggerPollNs);
+  // Not at the Off level: a process that records nothing until a trigger
+  // opens a window is not idle.
+  if (now_ns - last_batch_ns_ > kIdleAfterNs && mode() != Level::Off) period = std::max(period, kIdleTriggerPollNs);
   next_poll_ns_ = now_ns + period;
   ops::poll_trigger(sink_);
 }

@@ -202,7 +202,8 @@ void Drainer::run() {
     // the GPU), unless there is work already (drainer_wake.h).
     // A full writer wakes the drainer when it has room again.
     const uint32_t seq = drainer_wake::prepare_to_sleep();
-    if (control_pending() || ops::drainer_level_pending(ops_) || (!writer_->full() && rings_need_draining()))
+    if (control_pending() || ops::drainer_level_pending(ops_) || ops::drainer_should_stop() ||
+        (!writer_->full() && rings_need_draining()))
       drainer_wake::cancel_sleep();
     else
       drainer_wake::sleep(seq, sleep_ns());
@@ -295,7 +296,8 @@ uint64_t Drainer::sleep_ns() const noexcept {
   // to lose them. Not while the GPU is traced (CUPTI's buffers are polled) or
   // a window is open (time-bounded windows end on the drainer's clock).
   if (idle_rounds_ == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
-  uint64_t sleep = std::min(interval << std::min<uint32_t>(idle_rounds_, 6), kIdleSleepMaxNs);
+  const uint64_t flush_ns = uint64_t{config_.flush_interval_ms} * 1000000ull;
+  uint64_t sleep = std::min({interval << std::min<uint32_t>(idle_rounds_, 6), kIdleSleepMaxNs, flush_ns});
   if (!events_.empty()) {  // a batch waits: wake when it is due (RINGPROF_FLUSH_MS)
     const uint64_t due = batch_started_mono_ + uint64_t{config_.flush_interval_ms} * 1000000ull;
     const uint64_t now = internal::monotonic_ns();

@@ -114,7 +114,8 @@ size_t home(uint64_t a) noexcept {
 // addresses on x86-64 and arm64 fit in the low 48 bits.
 constexpr int kPoolShift = 48;
 uint64_t table_key(const void* p, uint16_t pool) noexcept {
-  return reinterpret_cast<uintptr_t>(p) | (uint64_t{pool} << kPoolShift);
+  const uint64_t address = reinterpret_cast<uintptr_t>(p) & ((uint64_t{1} << kPoolShift) - 1);  // tag bits off
+  return address | (uint64_t{pool} << kPoolShift);
 }
 const void* key_address(uint64_t key) noexcept {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(key & ((uint64_t{1} << kPoolShift) - 1)));
