@@ -28,20 +28,23 @@ std::string helper(int steady, int changed, int rounds) {
 }
 
 test::CommandResult ab(const std::string& out, const std::string& base, const std::string& head,
-                       const std::string& more) {
-  return test::run_command(std::string(RINGPROF_CLI) + " ab " + out + " --runs 3 --base '" + base + "' --head '" +
-                           head + "' " + more);
+                       const std::string& more, int runs = 3) {
+  return test::run_command(std::string(RINGPROF_CLI) + " ab " + out + " --runs " + std::to_string(runs) + " --base '" +
+                           base + "' --head '" + head + "' " + more);
 }
 
 TEST(AbRuns, AThirtyPercentRegressionIsFoundAndTheSteadyZoneIsNot) {
   test::TempDir dir;
   const std::string out = dir.file("ab");
-  const auto r = ab(out, helper(100, 100, 300), helper(100, 130, 300), "--format json --fail-above 5%");
+  // Five runs a side: with three, a loaded machine (a sanitizer build beside
+  // it) once stretched one head run's "changed" zone by 30% and the interval
+  // to [-3%, +88%], which missed the regression.
+  const auto r = ab(out, helper(100, 100, 300), helper(100, 130, 300), "--format json --fail-above 5%", 5);
   ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
   EXPECT_NE(r.err.find("regressed by more than 5%"), std::string::npos) << r.err;
   const nlohmann::json d = nlohmann::json::parse(r.out);
-  EXPECT_EQ(d["base_runs"], 3);
-  EXPECT_EQ(d["head_runs"], 3);
+  EXPECT_EQ(d["base_runs"], 5);
+  EXPECT_EQ(d["head_runs"], 5);
   EXPECT_EQ(d["noise_measured"], true);
   std::map<std::string, nlohmann::json> zones;
   for (const auto& z : d["zones"]) zones[z["name"]] = z;
@@ -51,13 +54,13 @@ TEST(AbRuns, AThirtyPercentRegressionIsFoundAndTheSteadyZoneIsNot) {
   EXPECT_GE(zones["changed"]["ci_high_pct"].get<double>(), 30);
   EXPECT_EQ(zones["steady"]["verdict"], "unchanged");
   for (const char* z : {"changed", "steady"}) {
-    EXPECT_EQ(zones[z]["base"]["calls"], 3 * 300) << z;  // every run's calls
-    EXPECT_EQ(zones[z]["head"]["calls"], 3 * 300) << z;
+    EXPECT_EQ(zones[z]["base"]["calls"], 5 * 300) << z;  // every run's calls
+    EXPECT_EQ(zones[z]["head"]["calls"], 5 * 300) << z;
   }
   // The recordings stay for diff --runs, which says the same.
-  for (const char* run : {"/base/run-01", "/base/run-03", "/head/run-01", "/head/run-03"})
+  for (const char* run : {"/base/run-01", "/base/run-05", "/head/run-01", "/head/run-05"})
     EXPECT_TRUE(std::filesystem::is_directory(out + run)) << run;
-  EXPECT_FALSE(std::filesystem::exists(out + "/base/run-04"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/base/run-06"));
   EXPECT_FALSE(std::filesystem::exists(out + "/warmup"));
   const auto again =
       test::run_command(std::string(RINGPROF_CLI) + " diff --runs --format json " + out + "/base " + out + "/head");
