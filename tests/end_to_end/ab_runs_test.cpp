@@ -5,7 +5,8 @@
 // --runs reads them, alternating; a failing command is one line and exit 5.
 //
 // False failures: the +30% change against intervals of ±1–4% (three runs a
-// side, measured on this 2-core machine under load: docs/ci.md) is not
+// side, measured on this 2-core machine under load: docs/ci.md; the test
+// takes five, as one stretched run once widened three runs' to ±45%) is not
 // missed; "steady" is flagged only when a 95% interval (simultaneous over
 // the rows) misses and its estimate still reaches 5%, which the calibration
 // in docs/ci.md saw in 0 of 20 trials of five runs under a busy loop.
