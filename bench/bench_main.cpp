@@ -3,6 +3,7 @@
 // figures must keep, with a non-zero exit when one is broken.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -111,6 +112,12 @@ std::optional<std::vector<Budget>> read_budgets(const std::string& path) {
 }  // namespace
 
 void register_ratio(Ratio r) { ratios().push_back(std::move(r)); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 void report_figure(const std::string& label, double value, const std::string& unit) {
   std::lock_guard<std::mutex> lock(figures_mutex);

@@ -18,6 +18,10 @@ struct Ratio {
 // Benchmarks register the ratios they want printed at static-init time.
 void register_ratio(Ratio r);
 
+// The median of figures collected over rounds (the mean of the two middle
+// ones for an even count); 0 for none.
+double median(std::vector<double> v);
+
 // Extra figures computed inside benchmarks (bytes per event, say).
 void report_figure(const std::string& label, double value, const std::string& unit);
 

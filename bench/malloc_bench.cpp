@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -175,12 +174,6 @@ bool run_alloc_child(uint64_t interval, ChildRun* out) {
   return ok;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 void BM_HeapSamplingCost(benchmark::State& state) {
   const uint64_t interval = ringprof::Config{}.heap_interval;
   const uint64_t intervals[3] = {0, interval, interval / 16};
@@ -205,13 +198,13 @@ void BM_HeapSamplingCost(benchmark::State& state) {
   }
   using ringprof::bench::report_figure;
   report_figure("allocation loop: heap samples per second of the loop at the default interval",
-                median_of(samples_default), "/s");
-  report_figure("allocation loop: CPU per heap sample (interval / 16 against off, paired)", median_of(per_sample_ns),
-                "ns");
+                ringprof::bench::median(samples_default), "/s");
+  report_figure("allocation loop: CPU per heap sample (interval / 16 against off, paired)",
+                ringprof::bench::median(per_sample_ns), "ns");
   report_figure("allocation loop, whole process: heap sampling at the default interval / off, from the cost per sample",
-                median_of(slowdown_estimate), "x");
+                ringprof::bench::median(slowdown_estimate), "x");
   report_figure("allocation loop, whole process: heap sampling at the default interval / off, measured (paired)",
-                median_of(ratio_default), "x");
+                ringprof::bench::median(ratio_default), "x");
 }
 BENCHMARK(BM_HeapSamplingCost)->Iterations(1)->Unit(benchmark::kSecond);
 

@@ -36,6 +36,8 @@
 
 namespace {
 
+using ringprof::bench::median;
+
 constexpr int kOpsPerBlock = 20000;
 constexpr int kRounds = 24;
 
@@ -44,11 +46,6 @@ double ns_per_op(const at::Tensor& a, const at::Tensor& b) {
   for (int i = 0; i < kOpsPerBlock; ++i) benchmark::DoNotOptimize(at::add(a, b));
   const auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / kOpsPerBlock;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The median over rounds of a - b, each round's two figures taken within
