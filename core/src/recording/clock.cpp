@@ -110,7 +110,7 @@ void TickConverter::refine_at(uint64_t t, uint64_t m) noexcept {
   if (count_ < kPieces) ++count_;
 }
 
-uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
+uint64_t TickConverter::to_ns_older(uint64_t ticks) const noexcept {
   if (source_ != ClockSource::Tsc) return ticks;
   // The newest piece that starts at or before `ticks`; almost always the
   // current one (events are converted within a second or so of being made).

@@ -58,7 +58,14 @@ class TickConverter {
   void refine() noexcept;
   // The same with the tick/ns pair given (tests).
   void refine_at(uint64_t ticks, uint64_t mono_ns) noexcept;
-  uint64_t to_ns(uint64_t ticks) const noexcept;
+  // Inline for the common case (a TSC tick in the newest piece): the drainer
+  // converts every event, and the call was a sixth of its time per event.
+  uint64_t to_ns(uint64_t ticks) const noexcept {
+    const Piece& p = pieces_[newest_];
+    if (source_ == ClockSource::Tsc && ticks >= p.tick_base)
+      return map_ticks_to_ns(ticks, p.tick_base, p.mono_base, p.mult);
+    return to_ns_older(ticks);
+  }
   // The current piece (crash flush maps with it; files state it).
   ClockCalibration calibration() const noexcept;
 
@@ -70,6 +77,8 @@ class TickConverter {
     uint64_t mono_base = 0;
     uint64_t mult = 1ull << 32;  // ns per tick, 32.32 fixed point
   };
+  uint64_t to_ns_older(uint64_t ticks) const noexcept;
+
   ClockSource source_;
   uint64_t cal_ticks_ = 0;  // the first pair: the baseline every rate is measured over
   uint64_t cal_mono_ = 0;

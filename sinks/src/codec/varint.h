@@ -28,6 +28,17 @@ inline void put(std::vector<uint8_t>& out, uint64_t v) {
   out.push_back(static_cast<uint8_t>(v));
 }
 
+// The same into memory the caller made room for (kMaxBytes per value):
+// returns the end of what it wrote.
+inline uint8_t* put(uint8_t* out, uint64_t v) noexcept {
+  while (v >= 0x80) {
+    *out++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *out++ = static_cast<uint8_t>(v);
+  return out;
+}
+
 inline constexpr uint64_t zigzag(int64_t v) noexcept {
   // Cast before shifting: left-shifting a negative signed value is UB.
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
