@@ -23,6 +23,7 @@ from ._ringprof import (Zone, ZonedFunction, async_begin, async_end, counter, fl
                         is_recording, mark, mark_collective, mode, rank_info, recorder_stats, request_window, set_rank,
                         set_thread_name, step, zone, zone_arg)
 
+from . import _threads
 from .reading import open  # noqa: A001 (ringprof.open, as in the docs)
 
 __all__ = ["open", "start", "stop", "flush", "is_recording", "zone", "zone_arg", "instant", "counter", "step",
@@ -33,8 +34,8 @@ __all__ = ["open", "start", "stop", "flush", "is_recording", "zone", "zone_arg",
 
 # Functions other parts of the package run after start() and before stop()
 # (ringprof.torch registers PyTorch's callbacks only while recording).
-_start_listeners = []
-_stop_listeners = []
+_start_listeners = [_threads.install]
+_stop_listeners = [_threads.uninstall]
 
 
 def _setting_text(value):
@@ -220,3 +221,5 @@ def _stop_at_worker_exit(_token):
 
 _atexit.register(_at_exit)
 _os.register_at_fork(after_in_child=_after_fork_child)
+if is_recording():  # RINGPROF_AUTOSTART: the library started before this import
+    _threads.install()

@@ -131,6 +131,9 @@ PYBIND11_MODULE(_ringprof, m) {
     flush();
   }, "Writes everything recorded so far and makes it visible.");
   m.def("is_recording", &is_recording);
+  m.def(
+      "_announce_thread", [] { python::name_thread_once(); },
+      "Registers the calling thread with the recording (its name, so the sampler covers it from now on).");
   m.def("set_thread_name", [](const std::string& name) { python::set_user_thread_name(name); },
         "Names the calling thread in the trace (threads are named after their Python name by default).");
   m.def("set_rank", [](int32_t rank, int32_t world_size, int32_t local_rank, const std::string& job_id) {

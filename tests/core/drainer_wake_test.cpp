@@ -104,6 +104,46 @@ TEST(DrainerWake, AProducerOnAnotherThreadWakesASleepingDrainer) {
   drainer.join();
 }
 
+// A drainer that backs off while idle is woken by the next CPU sample (its
+// interpreter frames must be named while their code lives) or new thread;
+// one that sleeps its ordinary interval is not (a wake per sample would cost
+// more than the interval's round).
+TEST(DrainerWake, ASampleWakesAnIdleDrainerOnlyOnce) {
+  std::atomic<bool> woke{false};
+  std::atomic<bool> asleep_soon{false};
+  const uint64_t before = drainer_wake::wakes();
+  std::thread drainer([&] {
+    const uint32_t seq = drainer_wake::prepare_to_sleep(/*idle=*/true);
+    asleep_soon = true;
+    drainer_wake::sleep(seq, kLongSleepNs);
+    woke = true;
+  });
+  while (!asleep_soon) std::this_thread::yield();
+  // Whether the drainer is in the futex yet or not, the sample wakes it.
+  drainer_wake::wake_if_idle();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!woke && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_TRUE(woke) << "the idle drainer slept on past a sample";
+  if (!woke) drainer_wake::wake();
+  drainer.join();
+  EXPECT_EQ(drainer_wake::wakes(), before + 1);
+  drainer_wake::wake_if_idle();  // the drainer is awake (not idle): nothing to do
+  EXPECT_EQ(drainer_wake::wakes(), before + 1);
+}
+
+TEST(DrainerWake, ASampleLeavesADrainerOnItsIntervalAlone) {
+  const uint32_t seq = drainer_wake::prepare_to_sleep();
+  const uint64_t before = drainer_wake::wakes();
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    while (!done) drainer_wake::wake_if_idle();
+  });
+  drainer_wake::sleep(seq, 50'000'000);  // not idle: only its 50 ms timeout ends it
+  done = true;
+  sampler.join();
+  EXPECT_EQ(drainer_wake::wakes(), before) << "samples woke a drainer that was not backing off";
+}
+
 TEST(DrainerWake, ControlWakesEvenWithoutAProducer) {
   const uint32_t seq = drainer_wake::prepare_to_sleep();
   drainer_wake::wake();  // flush() or stop()

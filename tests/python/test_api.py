@@ -194,6 +194,29 @@ class ZoneTest(unittest.TestCase):
         self.assertEqual(support.calls(d, "--thread", "loader"), {"load": 1})
         self.assertEqual(ringprof.recorder_stats()["dropped_ring"], 0)
 
+    def test_a_thread_announced_at_its_start_keeps_the_applications_profile_function(self):
+        # The application's own threading profile function, installed before
+        # start(): ringprof's runs first in each new thread, then hands over.
+        seen = []
+
+        def app_profile(frame, event, arg):
+            seen.append((threading.current_thread().name, event))
+
+        threading.setprofile(app_profile)
+        try:
+            d = support.fresh_dir(self)
+            ringprof.start(dir=d, sample_hz=0)
+            self.assertIsNot(threading._profile_hook, app_profile)  # ringprof's is in place
+            t = threading.Thread(target=lambda: None, name="quiet-worker")  # records no event itself
+            t.start()
+            t.join()
+            ringprof.stop()
+            self.assertIs(threading._profile_hook, app_profile)  # given back at stop()
+            self.assertIn(("quiet-worker", "call"), seen)  # the application's function still saw the thread
+            self.assertIn("quiet-worker", support.cli("info", d))  # announced: a thread of the recording
+        finally:
+            threading.setprofile(None)
+
     def test_counters_instants_steps_and_flows(self):
         d = support.fresh_dir(self)
         ringprof.start(dir=d, sample_hz=0)

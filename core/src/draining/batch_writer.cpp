@@ -31,10 +31,12 @@ namespace {
 // wake-up of an idle thread costs tens of microseconds of CPU on a virtual
 // machine (measured: 50 to 60 µs here), so an idle writer wakes rarely.
 constexpr int64_t kIdleWaitUs = 1'000'000;
-// A recording that wrote no batch for this long is idle: the trigger inbox
-// is looked at every kIdleTriggerPollNs (or RINGPROF_TRIGGER_POLL_MS, if
-// longer) instead. A window opened in an idle process records nothing until
-// it works again, so a later answer loses nothing; the CLI waits 5 s.
+// A recording that wrote no batch yet, or none for this long, is idle: the
+// trigger inbox is looked at every kIdleTriggerPollNs (or
+// RINGPROF_TRIGGER_POLL_MS, if longer) instead. A window opened in an idle
+// process records nothing until it works again, so a later answer loses
+// nothing; the CLI waits 5 s. A busy process writes a batch at least every
+// RINGPROF_FLUSH_MS, so it is never idle by this measure.
 constexpr uint64_t kIdleAfterNs = 2'000'000'000;
 constexpr uint64_t kIdleTriggerPollNs = 1'000'000'000;
 
@@ -151,7 +153,6 @@ void BatchWriter::run() {
   prctl(PR_SET_NAME, "ringprof-write", 0, 0, 0);
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   handshake_.tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
-  last_batch_ns_ = internal::monotonic_ns();  // a session starts busy, not idle
   for (;;) {
     prepare_spare_job();
     WriteJob* raw = nullptr;
@@ -217,7 +218,8 @@ void BatchWriter::poll_trigger(uint64_t now_ns) {
   uint64_t period = uint64_t{config_.ops.trigger_poll_ms} * 1000000ull;
   // Not at the Off level: a process that records nothing until a trigger
   // opens a window is not idle.
-  if (now_ns - last_batch_ns_ > kIdleAfterNs && mode() != Level::Off) period = std::max(period, kIdleTriggerPollNs);
+  const bool idle = !batch_seen_ || now_ns - last_batch_ns_ > kIdleAfterNs;
+  if (idle && mode() != Level::Off) period = std::max(period, kIdleTriggerPollNs);
   next_poll_ns_ = now_ns + period;
   ops::poll_trigger(sink_);
 }

@@ -61,7 +61,9 @@ void enqueue_new_ring(Ring* ring) noexcept {
     // (and that must not grow: nobody would ever free what it grew into).
     ring->allow_growth(0);
     Ring::release(ring);
+    return;
   }
+  drainer_wake::wake_if_idle();
 }
 
 bool dequeue_new_ring(Ring** ring) noexcept { return new_rings().try_dequeue(*ring); }
@@ -201,12 +203,13 @@ void Drainer::run() {
     // level change, or the interval (which ages batches, polls triggers and
     // the GPU), unless there is work already (drainer_wake.h).
     // A full writer wakes the drainer when it has room again.
-    const uint32_t seq = drainer_wake::prepare_to_sleep();
+    const uint64_t sleep_for = sleep_ns();
+    const uint32_t seq = drainer_wake::prepare_to_sleep(sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull);
     if (control_pending() || ops::drainer_level_pending(ops_) || ops::drainer_should_stop() ||
         (!writer_->full() && rings_need_draining()))
       drainer_wake::cancel_sleep();
     else
-      drainer_wake::sleep(seq, sleep_ns());
+      drainer_wake::sleep(seq, sleep_for);
     bool stopping;
     uint64_t flush_ticket;
     {
@@ -286,18 +289,22 @@ void Drainer::run() {
 uint64_t Drainer::sleep_ns() const noexcept {
   const uint64_t interval = uint64_t{config_.drain_interval_ms} * 1000000ull;
   // An idle process: rounds that find nothing. Each doubles the sleep up to
-  // kIdleSleepMaxNs, so a process that records nothing costs a few wake-ups
-  // a second instead of a hundred (a wake-up of an idle thread costs tens of
-  // microseconds of CPU on a virtual machine). A producer past its ring's
-  // wake fill, a control call or a level change still wakes the drainer at
-  // once; events below the wake fill wait at most kIdleSleepMaxNs longer.
-  // While rounds find events, every RINGPROF_DRAIN_MS: the sampler's Python
-  // frames are named while their code is alive, and a 100 ms round was seen
-  // to lose them. Not while the GPU is traced (CUPTI's buffers are polled) or
-  // a window is open (time-bounded windows end on the drainer's clock).
+  // kIdleSleepMaxNs (or RINGPROF_FLUSH_MS, if shorter), so a process that
+  // records nothing costs a few wake-ups a second instead of a hundred (a
+  // wake-up of an idle thread costs tens of microseconds of CPU on a virtual
+  // machine). A producer past its ring's wake fill, a control call, a level
+  // change, a CPU sample or a new thread's ring (drainer_wake::wake_if_idle)
+  // still wakes the drainer at once; events below the wake fill wait
+  // that much longer. While the CPU sampler is on, at most its scan interval
+  // (100 ms): that scan finds new threads, and one that lives a few tens of
+  // milliseconds would never be sampled. While rounds find events, every
+  // RINGPROF_DRAIN_MS: a 100 ms round was seen to lose Python frame names.
+  // Not while the GPU is traced (CUPTI's buffers are polled) or a window is
+  // open (time-bounded windows end on the drainer's clock).
   if (idle_rounds_ == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
   const uint64_t flush_ns = uint64_t{config_.flush_interval_ms} * 1000000ull;
-  uint64_t sleep = std::min({interval << std::min<uint32_t>(idle_rounds_, 6), kIdleSleepMaxNs, flush_ns});
+  const uint64_t most = sampler_ && sampler_->on() ? sampler::Sampler::kScanIntervalNs : kIdleSleepMaxNs;
+  uint64_t sleep = std::min({interval << std::min<uint32_t>(idle_rounds_, 6), most, flush_ns});
   if (!events_.empty()) {  // a batch waits: wake when it is due (RINGPROF_FLUSH_MS)
     const uint64_t due = batch_started_mono_ + uint64_t{config_.flush_interval_ms} * 1000000ull;
     const uint64_t now = internal::monotonic_ns();

@@ -16,6 +16,7 @@ namespace {
 constinit std::atomic<uint32_t> g_seq{0};
 constinit std::atomic<uint32_t> g_waiting{0};
 constinit std::atomic<uint64_t> g_wakes{0};
+constinit std::atomic<uint32_t> g_idle{0};  // the drainer backs off (prepare_to_sleep's `idle`)
 
 void futex_wake_one() noexcept {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
@@ -40,20 +41,33 @@ void ring_past_wake_fill() noexcept {
 
 namespace drainer_wake {
 
-uint32_t prepare_to_sleep() noexcept {
+uint32_t prepare_to_sleep(bool idle) noexcept {
   const uint32_t seq = g_seq.load(std::memory_order_acquire);
   g_waiting.store(1, std::memory_order_relaxed);
+  g_idle.store(idle ? 1 : 0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return seq;
 }
 
-void cancel_sleep() noexcept { g_waiting.store(0, std::memory_order_relaxed); }
+void cancel_sleep() noexcept {
+  g_waiting.store(0, std::memory_order_relaxed);
+  g_idle.store(0, std::memory_order_relaxed);
+}
 
 void sleep(uint32_t seq, uint64_t timeout_ns) noexcept {
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000ull), static_cast<long>(timeout_ns % 1000000000ull)};
   // EINTR, EAGAIN (seq moved) and ETIMEDOUT all mean: go and look.
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAIT_PRIVATE, seq, &ts, nullptr, 0);
   g_waiting.store(0, std::memory_order_relaxed);
+  g_idle.store(0, std::memory_order_relaxed);
+}
+
+void wake_if_idle() noexcept {
+  // A wake that lands before the futex wait moves seq, so the wait returns
+  // at once: none is lost.
+  if (g_idle.load(std::memory_order_relaxed) == 0) return;
+  if (g_idle.exchange(0, std::memory_order_acq_rel) == 0) return;  // another caller woke it
+  wake();
 }
 
 void wake() noexcept {
@@ -66,6 +80,7 @@ uint64_t wakes() noexcept { return g_wakes.load(std::memory_order_relaxed); }
 
 void reset_after_fork() noexcept {
   g_waiting.store(0, std::memory_order_relaxed);
+  g_idle.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace drainer_wake

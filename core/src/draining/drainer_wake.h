@@ -22,12 +22,21 @@ namespace ringprof::drainer_wake {
 
 // The drainer, before it decides whether to sleep: returns the value to pass
 // to sleep(). After it, anything a producer published before finding the
-// drainer asleep is visible.
-uint32_t prepare_to_sleep() noexcept;
+// drainer asleep is visible. `idle`: the drainer backs off after rounds that
+// found nothing, and the next CPU sample or new thread wakes it (wake_if_idle).
+uint32_t prepare_to_sleep(bool idle = false) noexcept;
 // The drainer found work after prepare_to_sleep(): it will not sleep.
 void cancel_sleep() noexcept;
 // Sleeps until a wake or `timeout_ns`, unless a wake came since `seq` was read.
 void sleep(uint32_t seq, uint64_t timeout_ns) noexcept;
+// Wakes a drainer that prepared an idle sleep, once. Called by the CPU
+// sampler's handler after writing a sample (its interpreter frames are named
+// while their code is alive: they are read by address) and by a thread
+// registering its ring (the sampler covers it once the drainer adopts it, and
+// a short-lived thread would be gone first). One relaxed load when the
+// drainer is not idle; async-signal-safe. What comes just before the drainer
+// prepares its sleep waits for its timeout, as events below the wake fill do.
+void wake_if_idle() noexcept;
 // Wakes the drainer whether or not it sleeps (flush(), stop()).
 void wake() noexcept;
 // Wakes so far (producers and control), for the benchmarks and tests.

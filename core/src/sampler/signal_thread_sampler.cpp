@@ -21,6 +21,7 @@
 #include "ringprof/recording.h"
 #include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/internal/ring.h"
+#include "draining/drainer_wake.h"
 #include "sampler/perf_thread_event.h"
 #include "sampler/stack_unwinder.h"
 
@@ -178,6 +179,7 @@ void record_sample(Slot& s, void* ctx, uint64_t now) noexcept {
   const size_t n = unwind_stack(in, reader, &x.rules, x.words, kMaxSampleWords).words;
   // Full: the ring counts the drop (never grown).
   write_words_record(r, EventKind::Sample, now, x.words, n);
+  drainer_wake::wake_if_idle();
 }
 
 void enter_slot(uint64_t key, uint64_t overrun, void* ctx) noexcept {

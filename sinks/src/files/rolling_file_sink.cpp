@@ -49,8 +49,10 @@ std::string utc_stamp(uint64_t realtime_ns) {
   time_t secs = realtime_ns ? static_cast<time_t>(realtime_ns / 1000000000ull) : time(nullptr);
   struct tm tm;
   gmtime_r(&secs, &tm);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y%m%dT%H%M%S", &tm);
+  // Not strftime: it loads the local time zone (a file read) for a UTC stamp.
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec);
   return buf;
 }
 
