@@ -209,6 +209,7 @@ class Drainer : private sampler::SampleVisitor {
   // Rounds in a row that found nothing to do (sleep_ns backs off on them).
   uint32_t idle_rounds_ = 0;
   static constexpr uint64_t kIdleSleepMaxNs = 500'000'000;
+  static constexpr uint64_t kIdleSleepSampledMaxNs = 250'000'000;  // while the CPU sampler is on
   uint64_t sleep_ns() const noexcept;
   std::atomic<uint64_t> rings_live_{0};
 
