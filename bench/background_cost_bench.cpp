@@ -8,10 +8,11 @@
 //   default configuration writes (a temporary directory; the CPU sampler off,
 //   so only the events count). Figures: drainer, writer and their sum in ns
 //   per event, and bytes on disk per event.
-// BM_IdleCost — a recording started with the default configuration (the
-//   sampler off) and nothing recorded for 5 seconds: the drainer's and the
-//   writer's CPU over the first 5 s (starting included), per second after
-//   the first, and from start to stop (stopping included).
+// BM_IdleCost/sampler:S — a recording started with the default configuration
+//   and nothing recorded for 5 seconds, with the CPU sampler and the heap
+//   sampler off (S = 0) or at their defaults (S = 1: 99 Hz, 512 KiB): the
+//   drainer's and the writer's CPU over the first 5 s (starting included),
+//   per second after the first, and from start to stop (stopping included).
 //
 // Both measure elapsed time by design (a paced workload and an idle one), so
 // they sleep; they are benchmarks, never tests.
@@ -111,9 +112,17 @@ BENCHMARK(BM_BackgroundCost)
     ->Unit(benchmark::kMillisecond);
 
 void BM_IdleCost(benchmark::State& state) {
+  const bool samplers = state.range(0) != 0;
   for (auto _ : state) {
     const std::string dir = fresh_dir("idle");
-    if (!ringprof::start(config_for(dir))) {
+    ringprof::Config config = config_for(dir);
+    if (samplers) {
+      const ringprof::Config defaults;
+      config.sample_hz = defaults.sample_hz;
+      config.detailed_sample_hz = defaults.detailed_sample_hz;
+      config.heap_interval = defaults.heap_interval;
+    }
+    if (!ringprof::start(config)) {
       state.SkipWithError("ringprof did not start");
       return;
     }
@@ -128,13 +137,13 @@ void BM_IdleCost(benchmark::State& state) {
     ringprof::stop();
     const ringprof::RecorderStats s = ringprof::recorder_stats();
     std::filesystem::remove_all(dir);
-    report_figure("idle recording: drainer + writer CPU in the first 5 s (start included), ms", after_5s, "ms");
-    report_figure("idle recording: drainer + writer CPU per second after the first, ms", (after_5s - after_1s) / 4,
-                  "ms");
-    report_figure("idle recording: drainer + writer CPU, start to stop (5 s), ms",
+    const std::string what = samplers ? "idle recording, samplers on" : "idle recording";
+    report_figure(what + ": drainer + writer CPU in the first 5 s (start included), ms", after_5s, "ms");
+    report_figure(what + ": drainer + writer CPU per second after the first, ms", (after_5s - after_1s) / 4, "ms");
+    report_figure(what + ": drainer + writer CPU, start to stop (5 s), ms",
                   static_cast<double>(s.drainer_cpu_ns + s.writer_cpu_ns) / 1e6, "ms");
   }
 }
-BENCHMARK(BM_IdleCost)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IdleCost)->ArgName("sampler")->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
