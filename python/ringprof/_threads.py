@@ -8,6 +8,11 @@ afterwards call a function at its first Python call: ringprof's records the
 thread's name (an event, so the drainer adopts the thread at once and the
 sampler covers it) and hands the thread the profile function that was there
 before, if any, so it runs once per thread and costs nothing after.
+
+Not on Python 3.12 and later: there a thread's profile function counts in
+the interpreter's instrumentation (sys.monitoring), and setting and removing
+one for each new thread would re-instrument every code object, in every
+thread, each time. Threads that record nothing are left to the scan there.
 """
 import sys as _sys
 import threading as _threading
@@ -36,6 +41,8 @@ def _current():
 
 def install():
     global _previous
+    if _sys.version_info >= (3, 12):
+        return
     current = _current()
     if current is _announce:
         return

@@ -127,7 +127,10 @@ TEST(DrainerWake, ASampleWakesAnIdleDrainerOnlyOnce) {
   if (!woke) drainer_wake::wake();
   drainer.join();
   EXPECT_EQ(drainer_wake::wakes(), before + 1);
-  drainer_wake::wake_if_idle();  // the drainer is awake (not idle): nothing to do
+  // An idle sleep that ends by its timeout leaves the drainer awake: a later
+  // sample has nothing to wake.
+  drainer_wake::sleep(drainer_wake::prepare_to_sleep(/*idle=*/true), 1'000'000);
+  drainer_wake::wake_if_idle();
   EXPECT_EQ(drainer_wake::wakes(), before + 1);
 }
 

@@ -63,6 +63,10 @@ void enqueue_new_ring(Ring* ring) noexcept {
     Ring::release(ring);
     return;
   }
+  // Orders the enqueue before the read of the idle flag (the drainer's fence
+  // in prepare_to_sleep is the other half): either it sees the new ring or
+  // this thread sees it idle and wakes it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   drainer_wake::wake_if_idle();
 }
 

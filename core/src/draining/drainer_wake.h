@@ -29,8 +29,8 @@ uint32_t prepare_to_sleep(bool idle = false) noexcept;
 void cancel_sleep() noexcept;
 // Sleeps until a wake or `timeout_ns`, unless a wake came since `seq` was read.
 void sleep(uint32_t seq, uint64_t timeout_ns) noexcept;
-// Wakes a drainer that prepared an idle sleep, once. Called by the CPU
-// sampler's handler after writing a sample (its interpreter frames are named
+// Wakes a drainer that prepared an idle sleep, once. Called by the CPU and
+// heap samplers after writing a sample (its interpreter frames are named
 // while their code is alive: they are read by address) and by a thread
 // registering its ring (the sampler covers it once the drainer adopts it, and
 // a short-lived thread would be gone first). One relaxed load when the

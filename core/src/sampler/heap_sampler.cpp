@@ -17,6 +17,7 @@
 #include <cstring>
 #include <new>
 
+#include "draining/drainer_wake.h"
 #include "ringprof/heap.h"
 #include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/memory.h"
@@ -270,6 +271,7 @@ void record(const void* p, std::size_t size, uint16_t pool, uint64_t interval) n
     std::memcpy(r->slot_at(pos + 1 + k), x->words + first, count * sizeof(uint64_t));
   }
   r->publish(pos + 1 + slots);
+  drainer_wake::wake_if_idle();  // its Python frames are named while their code lives, as a CPU sample's
   TableLock lock;
   switch (table_insert(table_key(p, pool))) {
     case Added::Yes: filter_add(p, 1); break;
