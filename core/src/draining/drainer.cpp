@@ -304,8 +304,9 @@ uint64_t Drainer::sleep_ns() const noexcept {
   // rounds) finds the threads that record nothing, and one that lives less
   // than the sleep may never be sampled (Python's threads announce
   // themselves; a round after an idle stretch costs 150-250 µs of CPU on a
-  // virtual machine, mostly cold caches after the wake-up). While rounds find events, every
-  // RINGPROF_DRAIN_MS: a 100 ms round was seen to lose Python frame names.
+  // virtual machine, mostly cold caches after the wake-up). While rounds
+  // find events, every RINGPROF_DRAIN_MS: a 100 ms round was seen to lose
+  // Python frame names.
   // Not while the GPU is traced (CUPTI's buffers are polled) or a window is
   // open (time-bounded windows end on the drainer's clock).
   if (idle_rounds_ == 0 || gpu_.active() || mode() == Level::Detailed) return interval;

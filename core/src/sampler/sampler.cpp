@@ -16,6 +16,7 @@ namespace ringprof::sampler {
 
 namespace {
 
+constexpr uint64_t kScanIntervalNs = 100000000;  // /proc/self/task every 100 ms
 
 // One line each per process, never more.
 std::atomic<bool> g_warned_mechanism{false};

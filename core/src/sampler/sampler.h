@@ -42,9 +42,6 @@ class SignalThreadSampler;
 
 class Sampler {
  public:
-  // How often upkeep() looks for new threads in /proc/self/task.
-  static constexpr uint64_t kScanIntervalNs = 100'000'000;
-
   // Chooses the mechanism; call on the drainer thread (it is never sampled).
   Sampler(uint32_t hz, SamplerChoice choice);
   ~Sampler();

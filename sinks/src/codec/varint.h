@@ -20,16 +20,8 @@ namespace ringprof::varint {
 
 inline constexpr std::size_t kMaxBytes = 10;  // ceil(64 / 7)
 
-inline void put(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(v));
-}
-
-// The same into memory the caller made room for (kMaxBytes per value):
-// returns the end of what it wrote.
+// Into memory the caller made room for (kMaxBytes per value): returns the
+// end of what it wrote.
 inline uint8_t* put(uint8_t* out, uint64_t v) noexcept {
   while (v >= 0x80) {
     *out++ = static_cast<uint8_t>(v | 0x80);
@@ -37,6 +29,12 @@ inline uint8_t* put(uint8_t* out, uint64_t v) noexcept {
   }
   *out++ = static_cast<uint8_t>(v);
   return out;
+}
+
+// Appended to a vector.
+inline void put(std::vector<uint8_t>& out, uint64_t v) {
+  uint8_t bytes[kMaxBytes];
+  out.insert(out.end(), bytes, put(bytes, v));
 }
 
 inline constexpr uint64_t zigzag(int64_t v) noexcept {
