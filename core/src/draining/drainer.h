@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -179,6 +180,9 @@ class Drainer : private sampler::SampleVisitor {
   uint64_t unrecorded_in_batch_ = 0;  // BatchJob::unrecorded of the current batch
   int level_subscription_ = 0;  // level::subscribe id while the drainer runs
   uint64_t names_checked_ns_ = 0;
+  // The application's CPU at the last scan for threads (none yet: unset).
+  std::optional<uint64_t> app_cpu_at_scan_;
+  uint64_t application_cpu_ns() const;
 
   // The current batch.
   std::vector<Event> events_;

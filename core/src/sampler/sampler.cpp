@@ -191,10 +191,10 @@ void Sampler::close_thread(uint32_t tid, SampleVisitor& v) {
   }
 }
 
-void Sampler::upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<uint32_t>* added,
+bool Sampler::upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<uint32_t>* added,
                      std::vector<uint32_t>* removed) {
-  if (mechanism_ == Mechanism::Off || stopped_) return;
-  if (!force && now_ns < next_scan_ns_) return;
+  if (mechanism_ == Mechanism::Off || stopped_) return false;
+  if (!force && now_ns < next_scan_ns_) return false;
   next_scan_ns_ = now_ns + kScanIntervalNs;
   if (mechanism_ != Mechanism::Perf) unwind_.refresh();
   if (mechanism_ != Mechanism::Perf && !sample_signal_intact(signo_)) {
@@ -204,10 +204,10 @@ void Sampler::upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<
                ", used by the signal sampler; sampling stopped",
            true);
     ++state_.version;
-    return;
+    return true;
   }
   const std::vector<uint32_t> tids = list_threads();
-  if (tids.empty()) return;  // no /proc: keep what we have
+  if (tids.empty()) return true;  // no /proc: keep what we have
   const std::unordered_set<uint32_t> live(tids.begin(), tids.end());
   std::vector<uint32_t> gone;
   for (const auto& [tid, e] : perf_)
@@ -221,6 +221,7 @@ void Sampler::upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<
   for (auto it = failed_.begin(); it != failed_.end();) it = live.count(*it) ? std::next(it) : failed_.erase(it);
   for (uint32_t tid : tids)
     if (watch(tid) && added) added->push_back(tid);
+  return true;
 }
 
 void Sampler::collect(SampleVisitor& v) {

@@ -64,8 +64,8 @@ class Sampler {
   void ignore(uint32_t tid) { ignored_tid_ = tid; }
   // Every 100 ms (or when `force`): covers new threads (appended to *added)
   // and retires exited ones after delivering their last samples (appended to
-  // *removed).
-  void upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<uint32_t>* added,
+  // *removed). True when it looked (the interval had passed, sampling on).
+  bool upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<uint32_t>* added,
               std::vector<uint32_t>* removed);
   // Delivers every sample ready.
   void collect(SampleVisitor& v);
