@@ -383,6 +383,61 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   expect_exact_accounting(*sink);
 }
 
+// An idle process's drainer sleeps up to 500 ms between rounds with the
+// sampler on, as without it: the CPU alarm (cpu_alarm.h) wakes it when the
+// application runs again. So a thread that records nothing and starts after
+// an idle stretch is covered from early in its CPU time, as the 100 ms scan
+// covers it in a busy process: its first sample came 3-13 ms into it here.
+TEST_P(SamplerMechanism, SilentThreadAfterAnIdleStretchIsCoveredAtOnce) {
+  if (GetParam() == SamplerChoice::Perf)
+    GTEST_SKIP() << "perf_event's rings send no signal for the alarm: the drainer's idle sleep stays at 250 ms";
+  Config c = sampling_config(GetParam(), test_hz(GetParam()));
+  c.drain_interval_ms = Config{}.drain_interval_ms;  // the idle back-off as users get it
+  c.flush_interval_ms = Config{}.flush_interval_ms;
+  auto sink = std::make_shared<CaptureSink>();
+  ASSERT_TRUE(start(c, sink));
+  // The idle stretch is the scenario, not a wait for an event: long enough
+  // for the back-off (10 ms doubling each round that finds nothing) to reach
+  // its longest sleep. Then the thread starts right after a round (the
+  // drainer's CPU figure moves at the end of each), when that sleep has just
+  // begun: without the alarm the drainer would wake some 500 ms later. The
+  // polls, 20 ms apart, use far less than the alarm's 1 ms of CPU.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  const uint64_t drainer_cpu = recorder_stats().drainer_cpu_ns;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (recorder_stats().drainer_cpu_ns == drainer_cpu && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_NE(recorder_stats().drainer_cpu_ns, drainer_cpu) << "no drainer round in 2 s";
+  std::atomic<uint32_t> tid{0};
+  uint64_t began = 0;
+  std::thread silent([&] {
+    tid = gettid_now();
+    began = internal::monotonic_ns();
+    spin_cpu(300000000, [] { return hot_e(kUnit); });
+  });
+  silent.join();
+  stop();
+  const uint32_t index = index_of_tid(*sink, tid);
+  ASSERT_NE(index, 0u) << "the thread was never found";
+  const ThreadCounts n = counts_for(*sink, index);
+  uint64_t first = 0;
+  for (const auto& s : sink->samples)
+    if (s.thread_index == index && (first == 0 || s.ts < first)) first = s.ts;
+  constexpr uint64_t kBoundNs = 60000000;  // a round's delay on a loaded 2-core machine, a sanitizer's slowness
+  const uint64_t periods = periods_in(test_hz(GetParam()), 300000000 - kBoundNs);
+  std::printf("  %llu samples, %llu lost; first sample %.1f ms into the thread\n",
+              static_cast<unsigned long long>(n.written), static_cast<unsigned long long>(n.lost),
+              first ? (static_cast<double>(first) - static_cast<double>(began)) / 1e6 : -1.0);
+  ASSERT_NE(first, 0u) << "no sample";
+  EXPECT_LT(first - began, kBoundNs) << "first sample " << (static_cast<double>(first - began) / 1e6) << " ms in";
+  // Every period of the covered CPU time is a sample or counted lost, as far
+  // as the kernel delivers them (covered_floor).
+  EXPECT_GE(n.written + n.lost, covered_floor(periods))
+      << "written " << n.written << " lost " << n.lost << "; first sample "
+      << (first ? (static_cast<double>(first) - static_cast<double>(began)) / 1e6 : -1.0) << " ms into the thread";
+  expect_exact_accounting(*sink);
+}
+
 TEST_P(SamplerMechanism, DlopenedLibraryIsListedWithBuildIdAndSamplesMapIntoIt) {
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(sampling_config(GetParam(), test_hz(GetParam())), sink));

@@ -207,7 +207,7 @@ void Drainer::run() {
     // level change, or the interval (which ages batches, polls triggers and
     // the GPU), unless there is work already (drainer_wake.h).
     // A full writer wakes the drainer when it has room again.
-    const uint64_t sleep_for = sleep_ns();
+    const uint64_t sleep_for = sampled_sleep(sleep_ns());
     const uint32_t seq = drainer_wake::prepare_to_sleep(sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull);
     if (control_pending() || ops::drainer_level_pending(ops_) || ops::drainer_should_stop() ||
         (!writer_->full() && rings_need_draining()))
@@ -299,19 +299,19 @@ uint64_t Drainer::sleep_ns() const noexcept {
   // machine). A producer past its ring's wake fill, a control call, a level
   // change, a CPU sample or a new thread's ring (drainer_wake::wake_if_idle)
   // still wakes the drainer at once; events below the wake fill wait
-  // that much longer. While the CPU sampler is on, at most
-  // kIdleSleepSampledMaxNs: its scan of /proc/self/task (every 100 ms of
-  // rounds) finds the threads that record nothing, and one that lives less
-  // than the sleep may never be sampled (Python's threads announce
-  // themselves; a round after an idle stretch costs 150-250 µs of CPU on a
-  // virtual machine, mostly cold caches after the wake-up). While rounds
+  // that much longer. While the CPU sampler is on and the application ran
+  // in the last round, at most kIdleSleepSampledMaxNs: its scan of
+  // /proc/self/task finds the threads that record nothing, and one that
+  // lives less than the sleep may never be sampled (Python's threads
+  // announce themselves). When the application did not run, longer, with the
+  // CPU alarm armed (sampled_sleep) to wake the drainer if it does. While rounds
   // find events, every RINGPROF_DRAIN_MS: a 100 ms round was seen to lose
   // Python frame names.
   // Not while the GPU is traced (CUPTI's buffers are polled) or a window is
   // open (time-bounded windows end on the drainer's clock).
   if (idle_rounds_ == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
   const uint64_t flush_ns = uint64_t{config_.flush_interval_ms} * 1000000ull;
-  const uint64_t most = sampler_ && sampler_->on() ? kIdleSleepSampledMaxNs : kIdleSleepMaxNs;
+  const uint64_t most = sampler_ && sampler_->on() && !app_idle_ ? kIdleSleepSampledMaxNs : kIdleSleepMaxNs;
   uint64_t sleep = std::min({interval << std::min<uint32_t>(idle_rounds_, 6), most, flush_ns});
   if (!events_.empty()) {  // a batch waits: wake when it is due (RINGPROF_FLUSH_MS)
     const uint64_t due = batch_started_mono_ + uint64_t{config_.flush_interval_ms} * 1000000ull;

@@ -180,9 +180,15 @@ class Drainer : private sampler::SampleVisitor {
   uint64_t unrecorded_in_batch_ = 0;  // BatchJob::unrecorded of the current batch
   int level_subscription_ = 0;  // level::subscribe id while the drainer runs
   uint64_t names_checked_ns_ = 0;
-  // The application's CPU at the last scan for threads (none yet: unset).
-  std::optional<uint64_t> app_cpu_at_scan_;
+  // The application's CPU at the last scan for threads and at the last round
+  // (none yet: unset), and whether it used under 1 ms between the last two
+  // rounds: then an idle sleep may pass the sampled cap (sampled_sleep).
+  std::optional<uint64_t> app_cpu_at_scan_, app_cpu_last_round_;
+  bool app_idle_ = false;
   uint64_t application_cpu_ns() const;
+  // `sleep_ns`, or the sampled cap when the CPU alarm (cpu_alarm.h) cannot
+  // wake the drainer if the application runs before the sleep ends.
+  uint64_t sampled_sleep(uint64_t sleep_ns);
 
   // The current batch.
   std::vector<Event> events_;
@@ -213,7 +219,7 @@ class Drainer : private sampler::SampleVisitor {
   // Rounds in a row that found nothing to do (sleep_ns backs off on them).
   uint32_t idle_rounds_ = 0;
   static constexpr uint64_t kIdleSleepMaxNs = 500'000'000;
-  static constexpr uint64_t kIdleSleepSampledMaxNs = 250'000'000;  // while the CPU sampler is on
+  static constexpr uint64_t kIdleSleepSampledMaxNs = 250'000'000;  // sampler on, no CPU alarm
   uint64_t sleep_ns() const noexcept;
   std::atomic<uint64_t> rings_live_{0};
 

@@ -97,9 +97,12 @@ void Drainer::sample_round(bool final) {
     sampler_->stop(*this);
     for (auto& [index, t] : threads_) t.sampled = false;
   } else {
+    // The figure steps down when the writer's count catches up with work
+    // it had done: a step down is no CPU of the application's.
     const uint64_t app_cpu = application_cpu_ns();
-    const bool app_ran =
-        !app_cpu_at_scan_ || app_cpu < *app_cpu_at_scan_ || app_cpu - *app_cpu_at_scan_ >= kScanAfterAppCpuNs;
+    app_idle_ = app_cpu_last_round_ && app_cpu < *app_cpu_last_round_ + kScanAfterAppCpuNs;
+    app_cpu_last_round_ = app_cpu;
+    const bool app_ran = !app_cpu_at_scan_ || app_cpu >= *app_cpu_at_scan_ + kScanAfterAppCpuNs;
     if (app_ran && sampler_->upkeep(now, false, *this, &tids_added_, &tids_removed_)) app_cpu_at_scan_ = app_cpu;
     for (uint32_t tid : tids_added_) thread_for_tid(tid).sampled = true;
     for (uint32_t tid : tids_removed_) {
@@ -116,6 +119,13 @@ void Drainer::sample_round(bool final) {
   }
   samples_taken_.store(sampler_->taken(), std::memory_order_relaxed);
   sample_handler_ns_.store(sampler_->handler_ns(), std::memory_order_relaxed);
+}
+
+uint64_t Drainer::sampled_sleep(uint64_t sleep_ns) {
+  // Longer than the sampled cap only with the alarm armed, so a thread that
+  // starts to run wakes the drainer for its scan.
+  if (!sampler_ || !sampler_->on() || sleep_ns <= kIdleSleepSampledMaxNs) return sleep_ns;
+  return sampler_->arm_cpu_alarm(kScanAfterAppCpuNs) ? sleep_ns : kIdleSleepSampledMaxNs;
 }
 
 uint64_t Drainer::application_cpu_ns() const {

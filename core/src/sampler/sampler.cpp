@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "sampler/cpu_alarm.h"
 #include "sampler/perf_thread_event.h"
 #include "sampler/thread_list.h"
 #include "sampler/signal_thread_sampler.h"
@@ -229,8 +230,18 @@ void Sampler::collect(SampleVisitor& v) {
   for (auto& [tid, t] : timers_) t->read(v);
 }
 
+bool Sampler::arm_cpu_alarm(uint64_t cpu_ns) {
+  if (!unwinds_in_process() || stopped_ || alarm_failed_) return false;
+  if (!alarm_) alarm_ = CpuAlarm::create(signo_);
+  if (alarm_ && alarm_->arm(cpu_ns)) return true;
+  alarm_.reset();
+  alarm_failed_ = true;
+  return false;
+}
+
 void Sampler::stop(SampleVisitor& v) {
   stopped_ = true;
+  alarm_.reset();
   // Disarm every timer first, so the last reads see everything taken.
   for (auto& [tid, t] : timers_) t->disarm();
   std::vector<uint32_t> tids;

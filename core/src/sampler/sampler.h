@@ -37,6 +37,7 @@
 
 namespace ringprof::sampler {
 
+class CpuAlarm;
 class PerfThreadEvent;
 class SignalThreadSampler;
 
@@ -78,6 +79,12 @@ class Sampler {
   // (hz, version) when the rate changes. Nothing when sampling is off.
   void set_hz(uint32_t hz);
 
+  // On the drainer thread, before an idle sleep: signals it (its handler
+  // wakes an idle drainer) once the process has used `cpu_ns` more CPU
+  // (cpu_alarm.h). False where the mechanism has no signal of its own
+  // (perf_event's rings, off, stopped) or the timer cannot be made.
+  bool arm_cpu_alarm(uint64_t cpu_ns);
+
   // Samples taken so far: delivered, waiting, or lost.
   uint64_t taken() const noexcept;
   // Time the signal mechanisms' handler ran on the sampled threads so far.
@@ -107,6 +114,8 @@ class Sampler {
   std::unordered_set<uint32_t> failed_;  // tids that could not be covered: not retried
   std::vector<unsigned char> scratch_;
   UnwindIndex unwind_;  // the signal mechanisms' view of the loaded objects' unwind tables
+  std::unique_ptr<CpuAlarm> alarm_;
+  bool alarm_failed_ = false;  // not retried
 };
 
 // Human text for an errno: "EACCES", or the number.

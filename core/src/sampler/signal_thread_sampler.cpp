@@ -22,6 +22,7 @@
 #include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/internal/ring.h"
 #include "draining/drainer_wake.h"
+#include "sampler/cpu_alarm.h"
 #include "sampler/perf_thread_event.h"
 #include "sampler/stack_unwinder.h"
 
@@ -197,7 +198,10 @@ void on_signal(int, siginfo_t* si, void* ctx) {
   if (si && ctx) {
     if (si->si_code == SI_TIMER) {
       const auto key = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(si->si_value.sival_ptr));
-      enter_slot(key, si->si_overrun > 0 ? static_cast<uint64_t>(si->si_overrun) : 0, ctx);
+      if (key == kCpuAlarmKey)
+        drainer_wake::wake_if_idle();  // the drainer's alarm (cpu_alarm.h): the application ran
+      else
+        enter_slot(key, si->si_overrun > 0 ? static_cast<uint64_t>(si->si_overrun) : 0, ctx);
     } else if (si->si_code == POLL_IN && si->si_fd >= 0 && si->si_fd < kMaxPerfFd) {
       enter_slot(g_fd_keys[si->si_fd].load(std::memory_order_acquire), 0, ctx);
     }
