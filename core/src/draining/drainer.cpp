@@ -207,13 +207,18 @@ void Drainer::run() {
     // level change, or the interval (which ages batches, polls triggers and
     // the GPU), unless there is work already (drainer_wake.h).
     // A full writer wakes the drainer when it has room again.
-    const uint64_t sleep_for = sampled_sleep(sleep_ns());
+    uint64_t sleep_for = sleep_ns();
     const uint32_t seq = drainer_wake::prepare_to_sleep(sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull);
     if (control_pending() || ops::drainer_level_pending(ops_) || ops::drainer_should_stop() ||
-        (!writer_->full() && rings_need_draining()))
+        (!writer_->full() && rings_need_draining())) {
       drainer_wake::cancel_sleep();
-    else
+    } else {
+      // Armed after prepare_to_sleep: an alarm that fires at once still
+      // finds the drainer idle and wakes it.
+      const bool alarm = arm_for_idle_sleep(&sleep_for);
       drainer_wake::sleep(seq, sleep_for);
+      if (alarm) disarm_after_sleep();
+    }
     bool stopping;
     uint64_t flush_ticket;
     {

@@ -181,14 +181,17 @@ class Drainer : private sampler::SampleVisitor {
   int level_subscription_ = 0;  // level::subscribe id while the drainer runs
   uint64_t names_checked_ns_ = 0;
   // The application's CPU at the last scan for threads and at the last round
-  // (none yet: unset), and whether it used under 1 ms between the last two
-  // rounds: then an idle sleep may pass the sampled cap (sampled_sleep).
+  // (none yet, or unknown: unset), and whether it used under 1 ms between the
+  // last two rounds: then an idle sleep may pass the sampled cap.
   std::optional<uint64_t> app_cpu_at_scan_, app_cpu_last_round_;
   bool app_idle_ = false;
-  uint64_t application_cpu_ns() const;
-  // `sleep_ns`, or the sampled cap when the CPU alarm (cpu_alarm.h) cannot
-  // wake the drainer if the application runs before the sleep ends.
-  uint64_t sampled_sleep(uint64_t sleep_ns);
+  std::optional<uint64_t> application_cpu_ns() const;
+  // After prepare_to_sleep, for a sleep of *sleep_ns: arms the CPU alarm
+  // (cpu_alarm.h) when it is an idle sleep past the sampled cap, or lowers
+  // *sleep_ns to that cap when the alarm cannot be armed. True when armed:
+  // then disarm_after_sleep() once the sleep ends.
+  bool arm_for_idle_sleep(uint64_t* sleep_ns);
+  void disarm_after_sleep() noexcept;
 
   // The current batch.
   std::vector<Event> events_;

@@ -98,12 +98,14 @@ void Drainer::sample_round(bool final) {
     for (auto& [index, t] : threads_) t.sampled = false;
   } else {
     // The figure steps down when the writer's count catches up with work
-    // it had done: a step down is no CPU of the application's.
-    const uint64_t app_cpu = application_cpu_ns();
-    app_idle_ = app_cpu_last_round_ && app_cpu < *app_cpu_last_round_ + kScanAfterAppCpuNs;
+    // it had done: a step down is no CPU of the application's. Unknown (the
+    // clock failed): as if the application ran.
+    const std::optional<uint64_t> app_cpu = application_cpu_ns();
+    app_idle_ = app_cpu && app_cpu_last_round_ && *app_cpu < *app_cpu_last_round_ + kScanAfterAppCpuNs;
     app_cpu_last_round_ = app_cpu;
-    const bool app_ran = !app_cpu_at_scan_ || app_cpu >= *app_cpu_at_scan_ + kScanAfterAppCpuNs;
-    if (app_ran && sampler_->upkeep(now, false, *this, &tids_added_, &tids_removed_)) app_cpu_at_scan_ = app_cpu;
+    if (app_cpu && app_cpu_at_scan_ && *app_cpu < *app_cpu_at_scan_) app_cpu_at_scan_ = app_cpu;
+    const bool app_ran = !app_cpu || !app_cpu_at_scan_ || *app_cpu >= *app_cpu_at_scan_ + kScanAfterAppCpuNs;
+    if (sampler_->upkeep(now, false, app_ran, *this, &tids_added_, &tids_removed_)) app_cpu_at_scan_ = app_cpu;
     for (uint32_t tid : tids_added_) thread_for_tid(tid).sampled = true;
     for (uint32_t tid : tids_removed_) {
       if (auto it = index_by_tid_.find(tid); it != index_by_tid_.end()) {
@@ -121,19 +123,29 @@ void Drainer::sample_round(bool final) {
   sample_handler_ns_.store(sampler_->handler_ns(), std::memory_order_relaxed);
 }
 
-uint64_t Drainer::sampled_sleep(uint64_t sleep_ns) {
-  // Longer than the sampled cap only with the alarm armed, so a thread that
-  // starts to run wakes the drainer for its scan.
-  if (!sampler_ || !sampler_->on() || sleep_ns <= kIdleSleepSampledMaxNs) return sleep_ns;
-  return sampler_->arm_cpu_alarm(kScanAfterAppCpuNs) ? sleep_ns : kIdleSleepSampledMaxNs;
+bool Drainer::arm_for_idle_sleep(uint64_t* sleep_ns) {
+  // An idle sleep past the sampled cap only with the alarm armed, so a
+  // thread that starts to run wakes the drainer for its scan. A sleep of the
+  // configured interval (RINGPROF_DRAIN_MS, whatever its length) is no idle
+  // sleep and never arms it.
+  const uint64_t cap = std::max<uint64_t>(uint64_t{config_.drain_interval_ms} * 1000000ull, kIdleSleepSampledMaxNs);
+  if (!sampler_ || !sampler_->on() || *sleep_ns <= cap) return false;
+  if (sampler_->arm_cpu_alarm(kScanAfterAppCpuNs)) return true;
+  *sleep_ns = cap;
+  return false;
 }
 
-uint64_t Drainer::application_cpu_ns() const {
+void Drainer::disarm_after_sleep() noexcept {
+  if (sampler_) sampler_->disarm_cpu_alarm();
+}
+
+std::optional<uint64_t> Drainer::application_cpu_ns() const {
   // The process's CPU less the drainer's (now) and the writer's (as of its
   // last wait, at most a second old: a little of its time may count as the
   // application's, which at worst scans once more).
   const uint64_t ours = internal::thread_cpu_ns() + writer_->counters().cpu_ns.load(std::memory_order_relaxed);
   const uint64_t all = internal::process_cpu_ns();
+  if (all == 0) return std::nullopt;
   return all > ours ? all - ours : 0;
 }
 

@@ -192,11 +192,16 @@ void Sampler::close_thread(uint32_t tid, SampleVisitor& v) {
   }
 }
 
-bool Sampler::upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<uint32_t>* added,
+bool Sampler::upkeep(uint64_t now_ns, bool force, bool scan_threads, SampleVisitor& v, std::vector<uint32_t>* added,
                      std::vector<uint32_t>* removed) {
   if (mechanism_ == Mechanism::Off || stopped_) return false;
-  if (!force && now_ns < next_scan_ns_) return false;
-  next_scan_ns_ = now_ns + kScanIntervalNs;
+  // Two clocks: the checks below every 100 ms whatever happens; the listing
+  // every 100 ms that it is wanted, so one wanted after a quiet stretch runs
+  // at once.
+  const bool check = force || now_ns >= next_check_ns_;
+  const bool scan = scan_threads && (force || now_ns >= next_scan_ns_);
+  if (!check && !scan) return false;
+  if (check) next_check_ns_ = now_ns + kScanIntervalNs;
   if (mechanism_ != Mechanism::Perf) unwind_.refresh();
   if (mechanism_ != Mechanism::Perf && !sample_signal_intact(signo_)) {
     // The application took the signal over: our timers must stop at once.
@@ -205,8 +210,10 @@ bool Sampler::upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<
                ", used by the signal sampler; sampling stopped",
            true);
     ++state_.version;
-    return true;
+    return false;
   }
+  if (!scan) return false;
+  next_scan_ns_ = now_ns + kScanIntervalNs;
   const std::vector<uint32_t> tids = list_threads();
   if (tids.empty()) return true;  // no /proc: keep what we have
   const std::unordered_set<uint32_t> live(tids.begin(), tids.end());
@@ -231,7 +238,9 @@ void Sampler::collect(SampleVisitor& v) {
 }
 
 bool Sampler::arm_cpu_alarm(uint64_t cpu_ns) {
-  if (!unwinds_in_process() || stopped_ || alarm_failed_) return false;
+  // A signal the application took over must not be unblocked here: its
+  // handler would run on ringprof's thread (the next upkeep stops sampling).
+  if (!unwinds_in_process() || stopped_ || alarm_failed_ || !sample_signal_intact(signo_)) return false;
   if (!alarm_) alarm_ = CpuAlarm::create(signo_);
   if (alarm_ && alarm_->arm(cpu_ns)) return true;
   alarm_.reset();
@@ -239,8 +248,13 @@ bool Sampler::arm_cpu_alarm(uint64_t cpu_ns) {
   return false;
 }
 
+void Sampler::disarm_cpu_alarm() noexcept {
+  if (alarm_) alarm_->disarm();
+}
+
 void Sampler::stop(SampleVisitor& v) {
   stopped_ = true;
+  if (alarm_) alarm_->disarm();
   alarm_.reset();
   // Disarm every timer first, so the last reads see everything taken.
   for (auto& [tid, t] : timers_) t->disarm();

@@ -63,10 +63,11 @@ class Sampler {
   bool watch(uint32_t tid);
   // Never samples `tid` (ringprof's own writer thread, like the drainer).
   void ignore(uint32_t tid) { ignored_tid_ = tid; }
-  // Every 100 ms (or when `force`): covers new threads (appended to *added)
-  // and retires exited ones after delivering their last samples (appended to
-  // *removed). True when it looked (the interval had passed, sampling on).
-  bool upkeep(uint64_t now_ns, bool force, SampleVisitor& v, std::vector<uint32_t>* added,
+  // Every 100 ms (or when `force`): refreshes the unwind tables, stops if
+  // the application took the signal over, and when `scan_threads` covers new
+  // threads (appended to *added) and retires exited ones after delivering
+  // their last samples (appended to *removed). True when it listed them.
+  bool upkeep(uint64_t now_ns, bool force, bool scan_threads, SampleVisitor& v, std::vector<uint32_t>* added,
               std::vector<uint32_t>* removed);
   // Delivers every sample ready.
   void collect(SampleVisitor& v);
@@ -79,11 +80,14 @@ class Sampler {
   // (hz, version) when the rate changes. Nothing when sampling is off.
   void set_hz(uint32_t hz);
 
-  // On the drainer thread, before an idle sleep: signals it (its handler
-  // wakes an idle drainer) once the process has used `cpu_ns` more CPU
-  // (cpu_alarm.h). False where the mechanism has no signal of its own
-  // (perf_event's rings, off, stopped) or the timer cannot be made.
+  // On the drainer thread, right before an idle sleep: signals it (its
+  // handler wakes an idle drainer) once the process has used `cpu_ns` more
+  // CPU (cpu_alarm.h). False where the mechanism has no signal of its own
+  // (perf_event's rings, off, stopped), the application took the signal
+  // over, or the timer cannot be made. disarm_cpu_alarm() when the sleep
+  // ends.
   bool arm_cpu_alarm(uint64_t cpu_ns);
+  void disarm_cpu_alarm() noexcept;
 
   // Samples taken so far: delivered, waiting, or lost.
   uint64_t taken() const noexcept;
@@ -105,7 +109,8 @@ class Sampler {
   int signo_ = 0;
   StackReader::Mode reader_mode_ = StackReader::Mode::ProcessVmReadv;
   bool stopped_ = false;
-  uint64_t next_scan_ns_ = 0;
+  uint64_t next_scan_ns_ = 0;   // the next listing of threads
+  uint64_t next_check_ns_ = 0;  // the next unwind refresh and signal check
   uint64_t taken_closed_ = 0;  // by threads no longer covered (timer mode)
   uint64_t handler_ns_closed_ = 0;
   uint64_t taken_perf_ = 0;    // perf mode: records read plus losses the kernel reported
