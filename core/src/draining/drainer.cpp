@@ -309,7 +309,7 @@ uint64_t Drainer::sleep_ns() const noexcept {
   // /proc/self/task finds the threads that record nothing, and one that
   // lives less than the sleep may never be sampled (Python's threads
   // announce themselves). When the application did not run, longer, with the
-  // CPU alarm armed (sampled_sleep) to wake the drainer if it does. While rounds
+  // CPU alarm armed (arm_for_idle_sleep) to wake the drainer if it does. While rounds
   // find events, every RINGPROF_DRAIN_MS: a 100 ms round was seen to lose
   // Python frame names.
   // Not while the GPU is traced (CUPTI's buffers are polled) or a window is

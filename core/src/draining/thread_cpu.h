@@ -10,17 +10,16 @@
 
 namespace ringprof::internal {
 
-inline uint64_t thread_cpu_ns() noexcept {
+// A CPU-time clock's reading; 0 when it cannot be read.
+inline uint64_t cpu_clock_ns(clockid_t clock) noexcept {
   timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  if (clock_gettime(clock, &ts) != 0) return 0;
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+inline uint64_t thread_cpu_ns() noexcept { return cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
 // Every thread's of the process together, exited ones included.
-inline uint64_t process_cpu_ns() noexcept {
-  timespec ts{};
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+inline uint64_t process_cpu_ns() noexcept { return cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 }  // namespace ringprof::internal
