@@ -66,3 +66,26 @@ def wait_for(predicate, timeout=30.0, what="a condition"):
             return
         time.sleep(0.01)
     raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
+
+
+def median_lateness(rank_dirs, name, straggler, spans=False):
+    """Worked out here, apart from `ringprof ranks`: the median over calls of
+    how much later the straggler began its k-th collective (an async span
+    when `spans`, else a zone, named `name` or, when `name` ends in ":",
+    starting with it) than the median of the other ranks' k-th. The ranks
+    share one host and its clock, and every rank makes the same calls. The
+    median of the others is the upper one, as in `ranks` (docs/ranks.md)."""
+    import ringprof
+    begins = []
+    for d in rank_dirs:
+        rec = ringprof.open(d)
+        begins.append(sorted(x.start_ns for x in (rec.spans if spans else rec.zones) if x.name == name or (name.endswith(":") and x.name.startswith(name))))
+    counts = {len(b) for b in begins}
+    if len(counts) != 1:
+        raise AssertionError("ranks made different numbers of %s calls: %s" % (name, [len(b) for b in begins]))
+    late = []
+    for k in range(len(begins[0])):
+        others = sorted(b[k] for r, b in enumerate(begins) if r != straggler)
+        late.append(begins[straggler][k] - others[len(others) // 2])
+    late.sort()
+    return late[len(late) // 2]

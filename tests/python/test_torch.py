@@ -605,9 +605,17 @@ class GlooJobTest(unittest.TestCase):
         self.assertEqual(s["rank"], 1)
         self.assertEqual(s["kind"], "late at collectives")
         self.assertTrue(s["reason"].startswith("zone extra_work: +"), s["reason"])
-        # Its extra time, within 10%: what its extra_work zones took.
         extra = sorted(z.dur_ns for z in ringprof.open(os.path.join(job, "rank1")).zones if z.name == "extra_work")
         self.assertEqual(len(extra), 30)
         median = extra[len(extra) // 2]
         self.assertGreaterEqual(median, 20_000_000)
-        self.assertLessEqual(abs(s["late_ns_median"] - median), median / 10, (s["late_ns_median"], median))
+        # The figure is the lateness the files show, worked out here apart
+        # from `ranks`; and the straggler's extra work is the bulk of it. Not
+        # all of it, on a loaded runner: the other ranks' own work before
+        # the collective, done while the straggler is in extra_work, stretches
+        # when three ranks share two cores with other tests (once 17.4 ms late
+        # for 20.0 ms of extra work), and so hides part of the extra time.
+        self.assertLessEqual(abs(s["late_ns_median"] - support.median_lateness(
+            [os.path.join(job, "rank%d" % r) for r in range(3)], "all_reduce", 1)), 1000)
+        self.assertGreaterEqual(s["late_ns_median"], median / 2, (s["late_ns_median"], median))
+        self.assertLessEqual(s["late_ns_median"], median * 1.1, (s["late_ns_median"], median))

@@ -233,7 +233,19 @@ class DdpJobTest(unittest.TestCase):
         self.assertEqual(len(extra), self.STEPS)
         median = extra[len(extra) // 2]
         self.assertGreaterEqual(median, self.EXTRA_MS * 1e6)
-        self.assertLessEqual(abs(s["late_ns_median"] - median), median / 10, (s["late_ns_median"], median))
+        # The figure is the lateness the files show, worked out here apart
+        # from `ranks`, over all 36 of the rank's collectives; and the
+        # straggler's extra work is the bulk of it. Not all of it: the 6 calls
+        # of DDP's construction and the last barrier find it on time, which
+        # puts the median at the 12th of the 30 late all_reduce; and on a
+        # loaded runner the other ranks' own work before the collective,
+        # done while the straggler is in extra_work, stretches when three
+        # ranks share two cores with other tests, hiding part of the extra
+        # time (once 17.4 ms late for 20.0 ms of extra work).
+        self.assertLessEqual(abs(s["late_ns_median"] - support.median_lateness(
+            [self.rank_dir(r) for r in range(3)], "gloo:", 1, spans=True)), 1000)
+        self.assertGreaterEqual(s["late_ns_median"], median / 2, (s["late_ns_median"], median))
+        self.assertLessEqual(s["late_ns_median"], median * 1.1, (s["late_ns_median"], median))
 
     def test_findings_reports_the_straggler(self):
         r = subprocess.run([support.CLI, "findings", self.job], capture_output=True, text=True, timeout=120)

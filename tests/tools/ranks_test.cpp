@@ -384,6 +384,61 @@ TEST(RankReport, NamesTheRankThatArrivesLateAndWhy) {
       << text;
 }
 
+// Three ranks of 40 steps, rank 1's work 3 ms where the others' is 2 ms.
+// With `collective`, each step ends in an all_reduce every rank leaves
+// together (lockstep, rank 1 late to it), and rank 2 marks its steps late by
+// 0, 0.3, 0.6, 0.9 ms in turn: three of its four steps last 4.3 ms, one
+// 3.1 ms, against 4 ms for the others. Without, the ranks never meet.
+std::string write_slow_step_job(test::TempDir& dir, bool collective) {
+  const std::string root = dir.file("job");
+  const SimHost host{"node", 50 * 1'000'000'000ull, 0};
+  for (int r = 0; r < 3; ++r) {
+    SimRank rank(host, 300 + r, r, 3, "slow");
+    uint64_t t = kMs;
+    for (uint64_t s = 0; s < 40; ++s) {
+      const uint64_t mark = t + (collective && r == 2 ? (s % 4) * 300 * kUs : 0);
+      rank.step(mark, s);
+      const uint64_t work = r == 1 ? 3 * kMs : 2 * kMs;
+      rank.zone("compute", mark, mark + work);
+      if (collective) {
+        rank.zone("gloo:all_reduce", mark + work, t + 4 * kMs);
+        t += 4 * kMs;
+      } else {
+        t += work + kMs / 2;
+      }
+    }
+    rank.step(t, 40);
+    rank.write(root, "rank" + std::to_string(r));
+  }
+  return root;
+}
+
+TEST(RankReport, SlowStepsOnlyForRanksThatNeverMeetTheOthers) {
+  {
+    test::TempDir dir;
+    TraceReader reader({write_slow_step_job(dir, false)});
+    const RanksReport r = analyse_ranks(reader, {});
+    ASSERT_EQ(r.stragglers.size(), 1u) << format_ranks(r, RanksFormat::Text, false);
+    EXPECT_EQ(r.stragglers[0].rank, 1);
+    EXPECT_EQ(r.stragglers[0].kind, "slow steps");
+    EXPECT_EQ(r.stragglers[0].late_ns_median, 1'000'000);  // 3.5 ms steps against 2.5 ms
+    EXPECT_EQ(r.stragglers[0].reason, "zone compute: +1.00 ms per step over the other ranks' median");
+  }
+  {
+    // In lockstep every rank's steps take 4 ms over the run; rank 2's
+    // median of 4.3 ms (7.5% over) comes of where its marks fall, and must
+    // not make it a slow rank.
+    test::TempDir dir;
+    TraceReader reader({write_slow_step_job(dir, true)});
+    const RanksReport r = analyse_ranks(reader, {});
+    ASSERT_EQ(r.ranks.size(), 3u);
+    for (const RankRow& row : r.ranks) EXPECT_EQ(row.matched, 40u);
+    ASSERT_EQ(r.stragglers.size(), 1u) << format_ranks(r, RanksFormat::Text, false);
+    EXPECT_EQ(r.stragglers[0].rank, 1);
+    EXPECT_EQ(r.stragglers[0].kind, "late at collectives");
+  }
+}
+
 TEST(RankReport, JobProblemsOneLineEachTheRestAnalysed) {
   test::TempDir dir;
   // Ranks 0-2 of a world of 4 (rank 3 has no files), and a process of

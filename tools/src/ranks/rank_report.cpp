@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 
@@ -115,22 +116,47 @@ RankRow make_row(const ProcessState& p, const RankScan& s) {
 // Ends of one collective never need to be closer than this to be matched.
 constexpr uint64_t kMinToleranceNs = 1'000;
 
-// Lateness per row over the collectives the rows share.
+// One rank's lateness in one collective: when it entered minus the (upper)
+// median entry of the other ranks there.
+void add_lateness(const std::vector<std::pair<uint64_t, size_t>>& instance, std::vector<std::vector<int64_t>>& late,
+                  std::vector<RankRow>& rows) {
+  if (instance.size() < 2) return;
+  for (const auto& [begin, row] : instance) {
+    std::vector<int64_t> others;
+    for (const auto& [b, r] : instance)
+      if (r != row) others.push_back(static_cast<int64_t>(b));
+    late[row].push_back(static_cast<int64_t>(begin) - median(others));
+    ++rows[row].matched;
+  }
+}
+
+// Lateness per row over the collectives the rows share. Calls PyTorch
+// numbered are one collective by (process group, sequence number), however
+// far apart the ranks finished them; the others by when they ended.
 std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, std::vector<RankRow>& rows,
                                            std::vector<uint64_t>& spacing) {
   struct Entry {
     uint64_t end, begin;
     size_t row;
+    bool numbered;
   };
   std::unordered_map<std::string, std::vector<Entry>> by_key;
+  std::map<std::pair<std::string, uint64_t>, std::vector<std::pair<uint64_t, size_t>>> by_seq;
   for (size_t r = 0; r < scans.size(); ++r)
-    for (const CollectiveCall& c : scans[r]->calls) by_key[scans[r]->keys[c.key]].push_back({c.end_ns, c.begin_ns, r});
+    for (const CollectiveCall& c : scans[r]->calls) {
+      by_key[scans[r]->keys[c.key]].push_back({c.end_ns, c.begin_ns, r, c.seq != 0});
+      if (c.seq == 0) continue;
+      auto& instance = by_seq[{scans[r]->keys[c.group], c.seq}];
+      if (std::none_of(instance.begin(), instance.end(), [r](const auto& e) { return e.second == r; }))
+        instance.push_back({c.begin_ns, r});
+    }
   std::vector<std::vector<int64_t>> late(scans.size());
+  for (const auto& [group_seq, instance] : by_seq) add_lateness(instance, late, rows);
   std::vector<uint8_t> in_instance(scans.size(), 0);
-  for (auto& [key, entries] : by_key) {
+  for (auto& [key, all] : by_key) {
     // The key's usual spacing, from the row with the most calls of it.
     std::vector<std::vector<uint64_t>> ends(scans.size());
-    for (const Entry& e : entries) ends[e.row].push_back(e.end);
+    for (const Entry& e : all) ends[e.row].push_back(e.end);
     size_t best = 0;
     for (size_t r = 1; r < ends.size(); ++r)
       if (ends[r].size() > ends[best].size()) best = r;
@@ -143,6 +169,8 @@ std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, 
       spacing.push_back(gap);
     }
     const uint64_t tolerance = gap / 2;
+    std::vector<Entry> entries;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(entries), [](const Entry& e) { return !e.numbered; });
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.end < b.end; });
     for (size_t i = 0; i < entries.size();) {
       size_t j = i;
@@ -150,16 +178,12 @@ std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, 
         in_instance[entries[j].row] = 1;
         ++j;
       }
-      for (size_t a = i; a < j; ++a) in_instance[entries[a].row] = 0;
-      if (j - i >= 2) {
-        for (size_t a = i; a < j; ++a) {
-          std::vector<int64_t> others;
-          for (size_t b = i; b < j; ++b)
-            if (b != a) others.push_back(static_cast<int64_t>(entries[b].begin));
-          late[entries[a].row].push_back(static_cast<int64_t>(entries[a].begin) - median(others));
-          ++rows[entries[a].row].matched;
-        }
+      std::vector<std::pair<uint64_t, size_t>> instance;
+      for (size_t a = i; a < j; ++a) {
+        in_instance[entries[a].row] = 0;
+        instance.push_back({entries[a].begin, entries[a].row});
       }
+      add_lateness(instance, late, rows);
       i = j;
     }
   }
@@ -296,14 +320,18 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
     s.reason = find_reason(scans, out.ranks, r, m);
     out.stragglers.push_back(std::move(s));
   }
-  // Stragglers: slow steps.
+  // Stragglers: slow steps, among ranks that met the others in no
+  // collective. Ranks in lockstep take the same time over the run, a slow one
+  // making the others wait: it is late at collectives. Their median step
+  // times differ only by where each rank's step marks fall under noise.
   if (step_medians.size() >= 3) {
     const uint64_t m = median(step_medians);
     const double mad = static_cast<double>(median_abs_deviation(step_medians, m));
     const double limit = std::max(3 * 1.4826 * mad, RanksReport::kSlowShare * m);
     for (size_t r = 0; r < out.ranks.size(); ++r) {
       const RankRow& row = out.ranks[r];
-      if (!row.steps || static_cast<double>(row.step_time_median_ns) - static_cast<double>(m) <= limit) continue;
+      if (!row.steps || row.matched || static_cast<double>(row.step_time_median_ns) - static_cast<double>(m) <= limit)
+        continue;
       Straggler s;
       s.row = r;
       s.rank = row.rank;

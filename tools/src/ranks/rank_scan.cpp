@@ -189,12 +189,13 @@ struct RankScanner::Impl {
         marked_group = intern("mark " + group + " " + c.name);
       }
     }
-    if (marked_group >= 0) push_group_call(group, c, z);
+    const uint64_t seq = marked_group >= 0 ? push_group_call(group, c, z) : 0;
     if (z.unterminated) {
       // No end recorded (closed at the thread's last event): no meeting point.
     } else if (marked_group >= 0) {
       ++owner.scan_.calls_seen;
-      push_bounded(marked_calls, {static_cast<uint32_t>(marked_group), z.begin_ns, z.end_ns});
+      push_bounded(marked_calls,
+                   {static_cast<uint32_t>(marked_group), z.begin_ns, z.end_ns, intern("group " + group), seq});
     } else if (c.zone_key >= 0) {
       ++owner.scan_.calls_seen;
       push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns});
@@ -222,13 +223,15 @@ struct RankScanner::Impl {
     std::string group = "default";
     for (const ZoneArgIds& a : z.args)
       if (loc(a.key).is_arg_key) group = zone_arg_value(*process, a.value);
-    push_group_call(group.empty() ? "default" : group, c, z);
+    if (group.empty()) group = "default";
+    const uint64_t seq = push_group_call(group, c, z);
     if (z.unterminated) return;  // never completed: no meeting point
     ++owner.scan_.calls_seen;
-    push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns});
+    push_bounded(zone_calls, {static_cast<uint32_t>(c.zone_key), z.begin_ns, z.end_ns, intern("group " + group), seq});
   }
 
-  void push_group_call(const std::string& group, const LocClass& c, const ClosedZone& z) {
+  // Returns the call's sequence number (0: none recorded).
+  uint64_t push_group_call(const std::string& group, const LocClass& c, const ClosedZone& z) {
     GroupCall g;
     g.group = group;
     g.op = zone_collective(c.name);
@@ -246,8 +249,10 @@ struct RankScanner::Impl {
     g.begin_ns = z.begin_ns;
     g.end_ns = z.end_ns;
     g.completed = !z.unterminated;
+    const uint64_t seq = g.seq;
     group_calls.push_back(std::move(g));
     if (group_calls.size() > RankScan::kMaxCollectives) group_calls.pop_front();
+    return seq;
   }
   std::deque<GroupCall> group_calls;
 

@@ -54,11 +54,14 @@
 
 namespace ringprof {
 
-// One collective call of a rank. `key` indexes RankScan::keys.
+// One collective call of a rank. `key` indexes RankScan::keys; so does
+// `group` when PyTorch numbered the call (`seq` > 0) in that process group.
 struct CollectiveCall {
   uint32_t key = 0;
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;
+  uint32_t group = 0;
+  uint64_t seq = 0;  // 0: not numbered; matched across ranks by when it ended
 };
 
 // One operation of a process group the rank entered (PyTorch's c10d work,
