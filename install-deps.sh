@@ -6,7 +6,7 @@ set -eu
 PACKAGES="build-essential cmake pkg-config clang clang-format libclang-rt-14-dev \
 libconcurrentqueue-dev libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler \
 libgtest-dev libbenchmark-dev nlohmann-json3-dev libdw-dev libelf-dev liblzma-dev xz-utils \
-libprotobuf-dev protobuf-compiler golang-go libcli11-dev \
+libprotobuf-dev protobuf-compiler golang-go libcli11-dev libcurl4-openssl-dev clickhouse-server clickhouse-client \
 python3-dev pybind11-dev python3-pybind11 python3-torch libtorch-dev python3-pandas chromium"
 # The report page's browser tests (tests/browser) run on Node.js with npm:
 # Debian's, unless a node and an npm are on PATH already (NodeSource's nodejs,

@@ -26,5 +26,7 @@ void add_live_commands(CLI::App& app);
 void add_rank_commands(CLI::App& app);
 // report: an HTML page about a recording (commands/report.cpp).
 void add_report_commands(CLI::App& app);
+// ship: files into ClickHouse (commands/fleet.cpp).
+void add_fleet_commands(CLI::App& app);
 
 }  // namespace ringprof::cli

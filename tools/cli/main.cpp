@@ -81,6 +81,7 @@ CLI::App& build(CLI::App& app) {
   add_live_commands(app);
   add_rank_commands(app);
   add_report_commands(app);
+  add_fleet_commands(app);
   app.footer(kFooter);
   return app;
 }

@@ -1,0 +1,121 @@
+// `ringprof ship --follow` (ringprof/tools/ship.h): rounds of ship_files()
+// over a live directory, and the files its writer deleted before a round
+// could ship them, found by the gaps they leave in the numbering
+// (ringprof-PID-STAMP-NNNNNN.rpf, numbered from 0 by each process).
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "ringprof/tools/ship.h"
+
+namespace ringprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Numbered {
+  std::string series;  // the name up to the number: one process's files
+  uint64_t number = 0;
+  bool sealed = false;
+};
+
+// "…-000012.rpf" or "…-000012.rpf.part"; nullopt for other names.
+std::optional<Numbered> numbered(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  Numbered n;
+  const std::string part = ".rpf.part", sealed = ".rpf";
+  if (name.size() > part.size() && name.compare(name.size() - part.size(), part.size(), part) == 0) {
+    name.resize(name.size() - part.size());
+  } else if (name.size() > sealed.size() && name.compare(name.size() - sealed.size(), sealed.size(), sealed) == 0) {
+    name.resize(name.size() - sealed.size());
+    n.sealed = true;
+  } else {
+    return std::nullopt;
+  }
+  const size_t dash = name.rfind('-');
+  if (dash == std::string::npos || dash + 1 == name.size() ||
+      name.find_first_not_of("0123456789", dash + 1) != std::string::npos)
+    return std::nullopt;
+  n.series = fs::path(path).parent_path().string() + "/" + name.substr(0, dash + 1);
+  n.number = std::stoull(name.substr(dash + 1));
+  return n;
+}
+
+// What the directories hold now.
+std::vector<Numbered> list(const std::vector<std::string>& paths) {
+  std::vector<Numbered> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
+        if (auto n = numbered(it->path().string())) out.push_back(*n);
+    } else if (auto n = numbered(p)) {
+      out.push_back(*n);
+    }
+  }
+  return out;
+}
+
+class GapCounter {
+ public:
+  // After a round: the files that were settled (shipped, now or before),
+  // and what the directories hold now.
+  void round(const std::vector<std::string>& settled, const std::vector<Numbered>& now) {
+    for (const std::string& p : settled)
+      if (auto n = numbered(p)) series_[n->series].settled.insert(n->number);
+    std::map<std::string, std::set<uint64_t>> present;
+    for (const Numbered& n : now) {
+      Series& s = series_[n.series];
+      s.low = std::min(s.low, n.number);
+      s.high = std::max(s.high, n.number);
+      present[n.series].insert(n.number);
+    }
+    for (auto& [name, s] : series_) {
+      if (s.low == UINT64_MAX) continue;
+      const std::set<uint64_t>& here = present[name];
+      for (uint64_t n = std::max(s.low, s.checked_below); n < s.high; ++n) {
+        if (s.settled.count(n) || here.count(n) || s.lost.count(n)) continue;
+        s.lost.insert(n);
+        ++deleted_;
+      }
+      // Below the lowest file still there, nothing changes any more.
+      const uint64_t lowest = here.empty() ? s.high : *here.begin();
+      s.checked_below = std::max(s.checked_below, lowest);
+      s.settled.erase(s.settled.begin(), s.settled.lower_bound(s.checked_below));
+      s.lost.erase(s.lost.begin(), s.lost.lower_bound(s.checked_below));
+    }
+  }
+  uint64_t deleted() const { return deleted_; }
+
+ private:
+  struct Series {
+    uint64_t low = UINT64_MAX, high = 0, checked_below = 0;
+    std::set<uint64_t> settled, lost;
+  };
+  std::map<std::string, Series> series_;
+  uint64_t deleted_ = 0;
+};
+
+}  // namespace
+
+void follow_ship(const std::vector<std::string>& paths, const ShipOptions& options, uint64_t interval_ns,
+                 const std::atomic<bool>& stop, const std::function<void(const FollowRound&)>& on_round) {
+  GapCounter gaps;
+  for (bool last = false; !last;) {
+    last = stop.load();
+    FollowRound round;
+    round.result = ship_files(paths, options);
+    if (round.result.ok) gaps.round(round.result.settled_paths, list(paths));
+    round.deleted_unshipped = gaps.deleted();
+    round.last = last;
+    on_round(round);
+    // Sleep in short steps so that a stop is seen within 50 ms.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(interval_ns);
+    while (!last && !stop.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace ringprof
