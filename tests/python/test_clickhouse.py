@@ -5,6 +5,8 @@ shipped, and what ClickHouse holds is checked against the workload's own
 counts and against `ringprof table` on the same files, exactly.
 """
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -222,6 +224,73 @@ class LiveDirectoryTest(unittest.TestCase):
         states = servers.rows("SELECT countIf(state = 'begun'), countIf(state = 'done'), uniqExact(file_key) "
                               "FROM ringprof.files")
         self.assertEqual(states, [(str(len(files)),) * 3])
+
+
+def start_workload(d, host, steps, env=None):
+    """The workload at the smallest file size (16 KiB; the run writes about
+    90 bytes a step), so that it rolls over many files."""
+    return subprocess.Popen([sys.executable, "-c", WORKLOAD, d, str(steps), str(16 << 10)],
+                            env=dict(os.environ, RINGPROF_HOSTNAME=host, **(env or {})),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class FollowTest(unittest.TestCase):
+    """`ship --follow` on a live directory: each file once, as it is sealed;
+    the files the writer's byte budget deleted first are counted."""
+
+    def setUp(self):
+        self.servers = ClickHouseServers(1)
+        self.addCleanup(self.servers.stop)
+        tmp = tempfile.mkdtemp(prefix="ringprof-follow-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        self.dir = os.path.join(tmp, "delta")
+
+    def follow(self, interval):
+        return subprocess.Popen([support.CLI, "ship", self.dir, "--clickhouse", self.servers.url(), "--follow",
+                                 "--interval", str(interval)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    def done_files(self):
+        return int(self.servers.query("SELECT countIf(state = 'done') FROM ringprof.files")
+                   if "files" in self.servers.query("SHOW TABLES FROM ringprof")
+                   else "0") if "ringprof" in self.servers.query("SHOW DATABASES") else 0
+
+    def finish(self, workload, follower, files):
+        out, err = workload.communicate(timeout=120)
+        self.assertEqual(workload.returncode, 0, err)
+        support.wait_for(lambda: self.done_files() >= files(), timeout=60, what="every sealed file shipped")
+        follower.send_signal(signal.SIGTERM)
+        out, err = follower.communicate(timeout=60)
+        self.assertEqual(follower.returncode, 0, err)
+        return out
+
+    def test_each_file_ships_once_as_it_is_sealed(self):
+        workload = start_workload(self.dir, "delta", 1200)
+        follower = self.follow(0.2)
+        sealed = lambda: len([f for f in os.listdir(self.dir) if f.endswith(".rpf")])
+        out = self.finish(workload, follower, sealed)
+        files = sealed()
+        self.assertGreaterEqual(files, 3)
+        self.assertGreaterEqual(len(out.splitlines()), 2, out)  # shipped in more than one round
+        self.assertEqual(self.servers.rows("SELECT countIf(state = 'begun'), countIf(state = 'done'), "
+                                           "uniqExact(file_key) FROM ringprof.files"), [(str(files),) * 3])
+        self.assertEqual(clickhouse_totals(self.servers, "delta"), table_totals(self.dir))
+        self.assertEqual(table_totals(self.dir)["outer"][0], 1200)
+
+    def test_files_deleted_before_they_were_shipped_are_counted(self):
+        # A 64 KiB budget keeps the last four 16 KiB files; rounds 3 s apart
+        # let the writer delete several files in between.
+        workload = start_workload(self.dir, "delta", 2400, {"RINGPROF_MAX_BYTES": "64K"})
+        follower = self.follow(3)
+        present = lambda: len([f for f in os.listdir(self.dir) if f.endswith(".rpf")])
+        out = self.finish(workload, follower, present)
+        numbers = [int(re.search(r"-(\d+)\.rpf$", f).group(1)) for f in os.listdir(self.dir) if f.endswith(".rpf")]
+        written = max(numbers) + 1  # numbered from 0
+        m = re.search(r"(\d+) files deleted by their writer before they could be shipped", out.splitlines()[-1])
+        self.assertIsNotNone(m, out)
+        deleted = int(m.group(1))
+        self.assertGreater(deleted, 0)
+        self.assertEqual(self.done_files() + deleted, written, out)
 
 
 class DistributedTest(unittest.TestCase):

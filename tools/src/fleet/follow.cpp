@@ -62,16 +62,30 @@ class GapCounter {
  public:
   // After a round: the files that were settled (shipped, now or before),
   // and what the directories hold now.
+  // A process first seen after the first round began after the follow did:
+  // every file it numbered, from 0, is the follow's to ship. One seen in the
+  // first round may have had files deleted (or shipped) before: those below
+  // its lowest file then are not counted.
   void round(const std::vector<std::string>& settled, const std::vector<Numbered>& now) {
+    auto series = [this](const std::string& name) -> Series& {
+      auto [it, added] = series_.try_emplace(name);
+      if (added && !first_) it->second.low = 0;
+      return it->second;
+    };
     for (const std::string& p : settled)
-      if (auto n = numbered(p)) series_[n->series].settled.insert(n->number);
+      if (auto n = numbered(p)) {
+        Series& s = series(n->series);
+        s.settled.insert(n->number);
+        s.low = std::min(s.low, n->number);
+      }
     std::map<std::string, std::set<uint64_t>> present;
     for (const Numbered& n : now) {
-      Series& s = series_[n.series];
+      Series& s = series(n.series);
       s.low = std::min(s.low, n.number);
       s.high = std::max(s.high, n.number);
       present[n.series].insert(n.number);
     }
+    first_ = false;
     for (auto& [name, s] : series_) {
       if (s.low == UINT64_MAX) continue;
       const std::set<uint64_t>& here = present[name];
@@ -96,6 +110,7 @@ class GapCounter {
   };
   std::map<std::string, Series> series_;
   uint64_t deleted_ = 0;
+  bool first_ = true;
 };
 
 }  // namespace

@@ -473,6 +473,7 @@ ShipResult ship_files(const std::vector<std::string>& paths, const ShipOptions& 
     for (size_t p : wanted_processes)
       for (size_t f : probe.processes()[p].files) inputs.push_back(probe.files()[f].path);
     TraceReader reader(inputs);
+    reader.set_progress(options.progress);
     std::vector<uint8_t> ship_file(reader.files().size(), 0);
     std::vector<std::string> read_keys(reader.files().size());
     std::vector<uint8_t> live(reader.processes().size(), 0);
