@@ -16,6 +16,7 @@
 #include "ringprof/tools/ab_runs.h"
 #include "ringprof/tools/overhead.h"
 #include "ringprof/tools/perf_diff.h"
+#include "ringprof/tools/watch.h"
 
 namespace ringprof::cli {
 namespace {
@@ -84,6 +85,9 @@ std::vector<std::string> run_directories(const std::string& side, std::string& w
   return out;
 }
 
+int report_diff(const DiffArgs& a, const DiffResult& diff, const std::vector<std::unique_ptr<Input>>& inputs,
+                const std::string& heading);
+
 int run_diff(DiffArgs& a) {
   if (!a.min_total.empty()) a.options.min_total_ns = *parse_duration_ns(a.min_total);
   std::vector<std::vector<std::string>> sides;
@@ -105,6 +109,13 @@ int run_diff(DiffArgs& a) {
       readers[side].push_back(&inputs.back()->reader());
     }
   const DiffResult diff = compute_diff_runs(readers[0], readers[1], a.options);
+  return report_diff(a, diff, inputs, "");
+}
+
+// What diff and watch print and the status they exit with. `heading`, when
+// not empty, is printed first (text format).
+int report_diff(const DiffArgs& a, const DiffResult& diff, const std::vector<std::unique_ptr<Input>>& inputs,
+                const std::string& heading) {
   int status = kExitOk;
   bool unreadable = false;  // a run with nothing readable (missing, not a recording): said here
   for (const auto& in : inputs) {
@@ -119,10 +130,55 @@ int run_diff(DiffArgs& a) {
   }
   const DiffFormat format =
       a.format == "json" ? DiffFormat::Json : a.format == "markdown" ? DiffFormat::Markdown : DiffFormat::Text;
+  if (!heading.empty() && format == DiffFormat::Text) print_out(heading + "\n");
   print_out(format_diff(diff, format));
   if (status != kExitOk) return status;
   return limit_status(a.fail_above >= 0 && regressed_above(diff, a.fail_above),
                       "a zone or kernel regressed by more than ", a.fail_above, "--fail-above");
+}
+
+struct WatchArgs {
+  std::vector<std::string> paths;
+  WatchOptions watch;
+  std::string window = "10m";
+  DiffArgs diff;
+};
+
+// `ringprof watch`: the slices of the two windows as the runs of diff --runs.
+int run_watch(WatchArgs& a) {
+  a.watch.window_ns = *parse_duration_ns(a.window);
+  const bool saved = a.watch.baseline != "previous" && a.watch.baseline != "day";
+  const std::vector<std::string> base_paths = saved ? std::vector<std::string>{a.watch.baseline} : a.paths;
+  std::vector<std::unique_ptr<Input>> inputs;
+  inputs.push_back(std::make_unique<Input>(a.paths));
+  if (saved) inputs.push_back(std::make_unique<Input>(base_paths));
+  const WatchPlan plan = plan_watch(inputs[0]->reader(), saved ? &inputs[1]->reader() : nullptr, a.watch);
+  if (!plan.ok) {
+    if (const int status = report_problems(inputs[0]->reader())) return status;
+    print_error("watch: " + plan.error);
+    return kExitDamaged;
+  }
+  std::vector<TraceReader*> readers[2];
+  for (size_t i = 0; i < plan.base_slices.size(); ++i) {
+    inputs.push_back(std::make_unique<Input>(base_paths));
+    readers[0].push_back(&inputs.back()->reader());
+  }
+  for (size_t i = 0; i < plan.head_slices.size(); ++i) {
+    inputs.push_back(std::make_unique<Input>(a.paths));
+    readers[1].push_back(&inputs.back()->reader());
+  }
+  a.diff.options.base_windows = plan.base_slices;
+  a.diff.options.head_windows = plan.head_slices;
+  a.diff.base = saved ? a.watch.baseline : "the baseline window";
+  a.diff.head = "the last window";
+  const DiffResult diff = compute_diff_runs(readers[0], readers[1], a.diff.options);
+  const std::string against = saved                       ? a.watch.baseline
+                              : a.watch.baseline == "day" ? "the same " + a.window + " a day earlier"
+                                                          : "the " + a.window + " before";
+  inputs.resize(saved ? 2 : 1);  // the slices' readers report what the first reader reports
+  return report_diff(a.diff, diff, inputs,
+                     "watch: the last " + a.window + " against " + against + ", " +
+                         std::to_string(plan.head_slices.size()) + " slices a side");
 }
 
 struct AbArgs {
@@ -185,8 +241,9 @@ int run_overhead(OverheadArgs& a) {
                       a.max_slowdown, "--max-slowdown");
 }
 
-// The comparison's options, shared by diff and ab.
-void add_diff_options(CLI::App& d, const std::shared_ptr<DiffArgs>& args) {
+// The comparison's options, shared by diff, ab and watch (whose windows
+// replace the time range).
+void add_diff_options(CLI::App& d, const std::shared_ptr<DiffArgs>& args, bool ranges = true) {
   d.add_option("--format", args->format, "text|markdown|json (default text)")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   d.add_option_function<std::string>(
@@ -210,7 +267,7 @@ void add_diff_options(CLI::App& d, const std::shared_ptr<DiffArgs>& args) {
   d.add_option("--ignore", args->options.ignore, "never these names (repeatable)")->type_name("NAME");
   add_thread_option(d, args->options.thread);
   add_symbol_path_option(d, args->options.symbol_paths);
-  add_range_options(d, args->options.range);
+  if (ranges) add_range_options(d, args->options.range);
 }
 
 }  // namespace
@@ -231,6 +288,27 @@ void add_compare_commands(CLI::App& app) {
              "BASE and HEAD each hold one directory per run: intervals from the run-to-run spread");
   add_diff_options(d, args);
   on_run(d, [args] { return run_diff(*args); });
+
+  auto watch = std::make_shared<WatchArgs>();
+  auto watch_diff = std::shared_ptr<DiffArgs>(watch, &watch->diff);
+  CLI::App& w = *app.add_subcommand(
+      "watch",
+      "the last window of a live recording against a baseline window: what moved (for cron or a health check)");
+  w.group("Reports");
+  w.footer(
+      "The last --window of the recording (up to its latest event) against the window before it (--baseline "
+      "previous), the same window a day earlier (day) or a saved recording (a path); each window is cut into --slices "
+      "equal parts, compared as diff --runs compares runs. Exit status: as diff.");
+  add_paths(w, watch->paths);
+  w.add_option("--window", watch->window, "the length of each window (default 10m)")
+      ->check(duration_validator())
+      ->type_name("DUR");
+  w.add_option("--baseline", watch->watch.baseline, "previous | day | a saved recording (default previous)")
+      ->type_name("WHAT");
+  w.add_option("--slices", watch->watch.slices, "parts per window, the runs of the comparison (default 5)")
+      ->check(CLI::Range(2u, 100u));
+  add_diff_options(w, watch_diff, false);
+  on_run(w, [watch] { return run_watch(*watch); });
 
   auto ab = std::make_shared<AbArgs>();
   auto ab_diff = std::shared_ptr<DiffArgs>(ab, &ab->diff);

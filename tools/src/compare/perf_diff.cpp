@@ -78,10 +78,12 @@ class DiffCollector final : public SegmentVisitor {
   const std::string unnamed_ = "<unnamed kernel>";
 };
 
-Collected collect(TraceReader& reader, const DiffOptions& options, StackResolver& resolver) {
+Collected collect(TraceReader& reader, const DiffOptions& options, StackResolver& resolver, const TimeRange* window) {
   Collected c;
   TimeRange range;
-  if (!options.range.empty()) {
+  if (window) {
+    range = *window;
+  } else if (!options.range.empty()) {
     if (auto w = resolve_trace_range(reader, options.range, nullptr)) range = *w;
   }
   DiffCollector collector(options, range, c);
@@ -89,6 +91,13 @@ Collected collect(TraceReader& reader, const DiffOptions& options, StackResolver
   std::sort(c.steps.begin(), c.steps.end());
   SampleOptions so;
   so.range = options.range;
+  if (window) {  // the sample collector takes a spec: the window as from/to past the trace's first event
+    so.range = RangeSpec{};
+    const auto span = reader.time_range();
+    const uint64_t first = span ? span->first : 0;
+    so.range.from_ns = window->begin_ns > first ? window->begin_ns - first : 0;
+    so.range.to_ns = window->end_ns > first ? window->end_ns - first : 0;
+  }
   so.thread = options.thread;
   const SampleProfile profile = collect_samples(reader, so);
   if (profile.samples > 0) {
@@ -324,8 +333,11 @@ DiffResult compute_diff_runs(const std::vector<TraceReader*>& base, const std::v
                              const DiffOptions& options) {
   StackResolver resolver(options.symbol_paths);
   std::vector<Collected> b, h;
-  for (TraceReader* r : base) b.push_back(collect(*r, options, resolver));
-  for (TraceReader* r : head) h.push_back(collect(*r, options, resolver));
+  auto window = [](const std::vector<TimeRange>& w, size_t i) { return i < w.size() ? &w[i] : nullptr; };
+  for (size_t i = 0; i < base.size(); ++i)
+    b.push_back(collect(*base[i], options, resolver, window(options.base_windows, i)));
+  for (size_t i = 0; i < head.size(); ++i)
+    h.push_back(collect(*head[i], options, resolver, window(options.head_windows, i)));
   DiffResult r;
   r.threshold_pct = options.threshold_pct;
   r.noise_pct = by_runs(b, h) ? kRunsFloorPct : options.noise_pct;

@@ -36,6 +36,10 @@ struct DiffOptions {
   std::vector<std::string> only;    // non-empty: only these names
   std::vector<std::string> ignore;  // never these names
   std::vector<std::string> symbol_paths;  // for the sampled functions
+  // compute_diff_runs: when not empty, the i-th reader of a side is read in
+  // its i-th window alone (absolute, on the reader's time axis), instead of
+  // `range` (`ringprof watch`: slices of one live recording as runs).
+  std::vector<TimeRange> base_windows, head_windows;
 };
 
 struct DiffSide {
