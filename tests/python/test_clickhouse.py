@@ -4,6 +4,7 @@ Two "hosts" (RINGPROF_HOSTNAME) run a known workload each; their files are
 shipped, and what ClickHouse holds is checked against the workload's own
 counts and against `ringprof table` on the same files, exactly.
 """
+import json
 import os
 import re
 import signal
@@ -179,6 +180,21 @@ class ShipTest(unittest.TestCase):
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("cannot reach", r.stderr)
 
+    def test_a_second_ship_at_once_ships_nothing(self):
+        import fcntl
+        with open(os.path.join(self.hosts["alpha"], ".ringprof-ship.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # as a ship in progress holds it
+            r = ship(self.hosts["alpha"], "--clickhouse", self.servers.url())
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("another ringprof ship holds", r.stderr)
+        self.assertNotIn("ringprof", self.servers.query("SHOW DATABASES").split())
+
+    def test_names_that_are_not_identifiers_are_refused(self):
+        r = ship(self.hosts["alpha"], "--clickhouse", self.servers.url(), "--database", "x; DROP")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("letters, digits and '_'", r.stderr)
+
     @staticmethod
     def closed_port():
         import socket
@@ -224,6 +240,37 @@ class LiveDirectoryTest(unittest.TestCase):
         states = servers.rows("SELECT countIf(state = 'begun'), countIf(state = 'done'), uniqExact(file_key) "
                               "FROM ringprof.files")
         self.assertEqual(states, [(str(len(files)),) * 3])
+
+
+class KilledWriterTest(unittest.TestCase):
+    """A process killed mid-run leaves its last file as a `.part` for good:
+    its writer is gone from this host, so the `.part` is final and ships."""
+
+    def test_a_killed_processs_part_ships(self):
+        servers = ClickHouseServers(1)
+        self.addCleanup(servers.stop)
+        tmp = tempfile.mkdtemp(prefix="ringprof-ship-killed-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        d = os.path.join(tmp, "rec")
+        # This host's own name (no RINGPROF_HOSTNAME), so that ship can see
+        # the writer is gone.
+        proc = subprocess.Popen([sys.executable, "-c", WORKLOAD, d, "100000", str(16 << 10)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            support.wait_for(lambda: os.path.isdir(d) and len([f for f in os.listdir(d) if f.endswith(".rpf")]) >= 2,
+                             timeout=60, what="two sealed files")
+        finally:
+            proc.kill()
+            proc.wait()
+        parts = [f for f in os.listdir(d) if f.endswith(".rpf.part")]
+        self.assertEqual(len(parts), 1, os.listdir(d))
+        r = ship(d, "--clickhouse", servers.url())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("0 still being written", r.stdout)
+        self.assertEqual(int(r.stdout.split()[0]), len(os.listdir(d)) - 1)  # every file but the lock
+        host = servers.query("SELECT any(host) FROM ringprof.spans").strip()
+        # Zones it was killed in count as `table` counts them: unterminated.
+        self.assertEqual(clickhouse_totals(servers, host), table_totals(d))
 
 
 def start_workload(d, host, steps, env=None):
@@ -291,6 +338,58 @@ class FollowTest(unittest.TestCase):
         deleted = int(m.group(1))
         self.assertGreater(deleted, 0)
         self.assertEqual(self.done_files() + deleted, written, out)
+
+
+class FleetWatchTest(unittest.TestCase):
+    """`ringprof watch --clickhouse`: two hosts run test_watch's program for
+    6 s, one with its `changed` zone 20% slower from half-way on, the other
+    unchanged; watched per host in ClickHouse with 3 s windows."""
+
+    @classmethod
+    def setUpClass(cls):
+        from test_watch import PROGRAM
+        cls.servers = ClickHouseServers(1)
+        cls.tmp = tempfile.mkdtemp(prefix="ringprof-fleet-watch-")
+        for host, factor in (("slowing", "1.2"), ("even", "1.0")):
+            d = os.path.join(cls.tmp, host)
+            r = subprocess.run([sys.executable, "-c", PROGRAM, d, "6", factor], capture_output=True, text=True,
+                               env=dict(os.environ, RINGPROF_HOSTNAME=host), timeout=60)
+            if r.returncode != 0:
+                raise AssertionError(r.stderr)
+            r = ship(d, "--clickhouse", cls.servers.url())
+            if r.returncode != 0:
+                raise AssertionError(r.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.servers.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def watch(self, *args):
+        return subprocess.run([support.CLI, "watch", "--clickhouse", self.servers.url(), "--window", "3s",
+                               "--fail-above", "5%", *args], capture_output=True, text=True, timeout=120)
+
+    def test_the_host_whose_zone_slowed_is_flagged_for_that_zone(self):
+        r = self.watch("--host", "slowing", "--format", "json")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        rows = {z["name"]: z for z in json.loads(r.stdout)["zones"]}
+        self.assertEqual(rows["changed"]["verdict"], "regressed")
+        self.assertGreater(rows["changed"]["change_pct"], 15)
+        self.assertLess(rows["changed"]["change_pct"], 25)
+        self.assertEqual(rows["steady"]["verdict"], "unchanged")
+
+    def test_the_host_that_did_not_change_passes(self):
+        r = self.watch("--host", "even")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(r.stdout.startswith("watch: host even, the last 3s against the 3s before, 5 slices a side"),
+                        r.stdout)
+        self.assertNotIn("regressed  ", r.stdout)
+
+    def test_a_host_with_no_rows_is_one_line(self):
+        r = self.watch("--host", "nowhere")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("no spans", r.stderr)
 
 
 class DistributedTest(unittest.TestCase):

@@ -1,6 +1,6 @@
 """`ringprof watch`: the last window of a recording against a baseline window.
 
-A real process records two zones of 1 ms of CPU each for 6 s; halfway
+A real process records two zones of 0.25 ms of CPU each for 6 s; halfway
 through, one of them becomes 20% slower. Watched with 3 s windows, that zone
 alone is flagged, by about 20%. The steady zone would be flagged only if its
 median call moved 5% or more: the calls spin on the thread's CPU clock, so
@@ -15,11 +15,14 @@ import unittest
 
 import support
 
-# `steady` and `changed`: 1 ms of this thread's CPU each, in turn, for
-# SECONDS; `changed` 1.2 ms from half-way on.
+# `steady` and `changed`: 0.25 ms of this thread's CPU each, in turn, for
+# SECONDS; `changed` 0.3 ms (argv[3] times more) from half-way on. Calls much
+# shorter than a scheduler's time slice, so that on a loaded machine few of
+# them are preempted and the medians hold.
 PROGRAM = textwrap.dedent("""
     import sys, time, ringprof
     out, seconds = sys.argv[1], float(sys.argv[2])
+    factor = float(sys.argv[3]) if len(sys.argv) > 3 else 1.2
     ringprof.start(dir=out, sample_hz=0)
     def spin(ms):
         end = time.thread_time() + ms / 1000
@@ -29,9 +32,9 @@ PROGRAM = textwrap.dedent("""
     while time.monotonic() - t0 < seconds:
         slow = time.monotonic() - t0 >= seconds / 2
         with ringprof.zone("steady"):
-            spin(1.0)
+            spin(0.25)
         with ringprof.zone("changed"):
-            spin(1.2 if slow else 1.0)
+            spin(0.25 * (factor if slow else 1.0))
     ringprof.stop()
 """)
 
@@ -57,12 +60,12 @@ class WatchTest(unittest.TestCase):
         return rows
 
     def check(self, r):
-        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
         self.assertIn("regressed by more than 5%", r.stderr)
         rows = self.verdicts(r)
         self.assertEqual(rows["changed"]["verdict"], "regressed")
-        # Its median call went from 1.0 to 1.2 ms of CPU: +20%, give or take the
-        # time the thread was not running while it spun (a busy machine).
+        # Its median call went from 0.25 to 0.3 ms of CPU: +20%, give or take
+        # the time the thread was not running while it spun (a busy machine).
         self.assertGreater(rows["changed"]["change_pct"], 15)
         self.assertLess(rows["changed"]["change_pct"], 25)
         self.assertEqual(rows["steady"]["verdict"], "unchanged", rows["steady"])

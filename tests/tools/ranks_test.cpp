@@ -413,7 +413,7 @@ std::string write_slow_step_job(test::TempDir& dir, bool collective) {
   return root;
 }
 
-TEST(RankReport, SlowStepsOnlyForRanksThatNeverMeetTheOthers) {
+TEST(RankReport, SlowStepsOnlyForRanksNotInLockstep) {
   {
     test::TempDir dir;
     TraceReader reader({write_slow_step_job(dir, false)});

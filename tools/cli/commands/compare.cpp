@@ -16,6 +16,7 @@
 #include "ringprof/tools/ab_runs.h"
 #include "ringprof/tools/overhead.h"
 #include "ringprof/tools/perf_diff.h"
+#include "ringprof/tools/fleet_watch.h"
 #include "ringprof/tools/watch.h"
 
 namespace ringprof::cli {
@@ -142,16 +143,54 @@ struct WatchArgs {
   WatchOptions watch;
   std::string window = "10m";
   DiffArgs diff;
+  FleetWatchOptions fleet;  // with --clickhouse
 };
+
+std::string watch_heading(const WatchArgs& a, const std::string& what, size_t slices) {
+  const bool saved = a.watch.baseline != "previous" && a.watch.baseline != "day";
+  const std::string against = saved                       ? a.watch.baseline
+                              : a.watch.baseline == "day" ? "the same " + a.window + " a day earlier"
+                                                          : "the " + a.window + " before";
+  return "watch: " + what + "the last " + a.window + " against " + against + ", " + std::to_string(slices) +
+         " slices a side";
+}
+
+// `ringprof watch --clickhouse`: the same comparison on shipped rows.
+int run_fleet_watch(WatchArgs& a) {
+  a.fleet.watch = a.watch;
+  const FleetWatchResult r = watch_clickhouse(a.fleet, a.diff.options);
+  if (!r.ok) {
+    print_error("watch: " + r.error);
+    return kExitDamaged;
+  }
+  a.diff.base = "the baseline window";
+  a.diff.head = "the last window";
+  std::string what = a.fleet.host.empty() && a.fleet.job.empty() ? "the fleet, " : "";
+  if (!a.fleet.host.empty()) what += "host " + a.fleet.host + ", ";
+  if (!a.fleet.job.empty()) what += "job " + a.fleet.job + ", ";
+  return report_diff(a.diff, r.diff, {}, watch_heading(a, what, std::max(a.watch.slices, 1u)));
+}
 
 // `ringprof watch`: the slices of the two windows as the runs of diff --runs.
 int run_watch(WatchArgs& a) {
   a.watch.window_ns = *parse_duration_ns(a.window);
+  if (a.fleet.url.empty() == a.paths.empty())
+    usage_error(a.paths.empty() ? "watch needs PATH… or --clickhouse URL"
+                                : "watch takes PATH… or --clickhouse, not both");
+  if (!a.fleet.url.empty()) return run_fleet_watch(a);
   const bool saved = a.watch.baseline != "previous" && a.watch.baseline != "day";
-  const std::vector<std::string> base_paths = saved ? std::vector<std::string>{a.watch.baseline} : a.paths;
   std::vector<std::unique_ptr<Input>> inputs;
   inputs.push_back(std::make_unique<Input>(a.paths));
-  if (saved) inputs.push_back(std::make_unique<Input>(base_paths));
+  if (saved) inputs.push_back(std::make_unique<Input>(std::vector<std::string>{a.watch.baseline}));
+  // Every slice reads the files the first listing found (a live directory
+  // changes meanwhile; the windows were placed on these).
+  auto files_of = [](TraceReader& r) {
+    std::vector<std::string> out;
+    for (const FileSummary& f : r.files()) out.push_back(f.path);
+    return out;
+  };
+  const std::vector<std::string> live_files = files_of(inputs[0]->reader());
+  const std::vector<std::string> base_paths = saved ? files_of(inputs[1]->reader()) : live_files;
   const WatchPlan plan = plan_watch(inputs[0]->reader(), saved ? &inputs[1]->reader() : nullptr, a.watch);
   if (!plan.ok) {
     if (const int status = report_problems(inputs[0]->reader())) return status;
@@ -164,7 +203,7 @@ int run_watch(WatchArgs& a) {
     readers[0].push_back(&inputs.back()->reader());
   }
   for (size_t i = 0; i < plan.head_slices.size(); ++i) {
-    inputs.push_back(std::make_unique<Input>(a.paths));
+    inputs.push_back(std::make_unique<Input>(live_files));
     readers[1].push_back(&inputs.back()->reader());
   }
   a.diff.options.base_windows = plan.base_slices;
@@ -172,13 +211,8 @@ int run_watch(WatchArgs& a) {
   a.diff.base = saved ? a.watch.baseline : "the baseline window";
   a.diff.head = "the last window";
   const DiffResult diff = compute_diff_runs(readers[0], readers[1], a.diff.options);
-  const std::string against = saved                       ? a.watch.baseline
-                              : a.watch.baseline == "day" ? "the same " + a.window + " a day earlier"
-                                                          : "the " + a.window + " before";
   inputs.resize(saved ? 2 : 1);  // the slices' readers report what the first reader reports
-  return report_diff(a.diff, diff, inputs,
-                     "watch: the last " + a.window + " against " + against + ", " +
-                         std::to_string(plan.head_slices.size()) + " slices a side");
+  return report_diff(a.diff, diff, inputs, watch_heading(a, "", plan.head_slices.size()));
 }
 
 struct AbArgs {
@@ -299,7 +333,14 @@ void add_compare_commands(CLI::App& app) {
       "The last --window of the recording (up to its latest event) against the window before it (--baseline "
       "previous), the same window a day earlier (day) or a saved recording (a path); each window is cut into --slices "
       "equal parts, compared as diff --runs compares runs. Exit status: as diff.");
-  add_paths(w, watch->paths);
+  w.add_option("PATH", watch->paths, "a recording: ringprof files or directories (or --clickhouse)")->type_name("");
+  w.add_option("--clickhouse", watch->fleet.url, "watch what `ringprof ship` put into ClickHouse instead of files")
+      ->type_name("URL");
+  w.add_option("--host", watch->fleet.host, "with --clickhouse: this host's rows only")->type_name("NAME");
+  w.add_option("--job", watch->fleet.job, "with --clickhouse: this job's rows only")->type_name("ID");
+  w.add_option("--database", watch->fleet.database, "with --clickhouse: the database (default ringprof)")
+      ->type_name("NAME");
+  w.add_option("--prefix", watch->fleet.prefix, "with --clickhouse: the tables' prefix")->type_name("TEXT");
   w.add_option("--window", watch->window, "the length of each window (default 10m)")
       ->check(duration_validator())
       ->type_name("DUR");

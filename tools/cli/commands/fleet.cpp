@@ -1,9 +1,12 @@
 // `ringprof ship`: a recording's sealed files into ClickHouse (the work is in
 // ringprof/tools/ship.h).
 #include <atomic>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,7 +26,11 @@ struct ShipArgs {
 };
 
 std::atomic<bool> g_stop{false};
-void on_stop_signal(int) { g_stop.store(true); }
+// The first Ctrl-C or SIGTERM asks for one last round; a second one ends the
+// command at once (a round stuck on a server that does not answer).
+void on_stop_signal(int) {
+  if (g_stop.exchange(true)) _exit(130);
+}
 
 // --follow: a line per round that shipped something or found a deleted
 // file; an error once until the next success. Ctrl-C or SIGTERM: one more
@@ -34,6 +41,7 @@ int run_follow(const ShipArgs& a) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   std::string last_error;
+  std::set<std::string> said;  // a damaged file's lines, said in the first round that met them
   uint64_t deleted = 0;
   bool ok = true;
   follow_ship(a.paths, a.options, static_cast<uint64_t>(a.interval_s * 1e9), g_stop, [&](const FollowRound& round) {
@@ -46,7 +54,7 @@ int run_follow(const ShipArgs& a) {
     }
     last_error.clear();
     for (const Problem& p : r.problems)
-      if (p.kind != ProblemKind::Vanished) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
+      if (said.insert(format_problem(p)).second) std::fprintf(stderr, "%s\n", format_problem(p).c_str());
     if (r.files_shipped || round.deleted_unshipped != deleted) {
       std::printf("%llu files shipped (%llu events, %llu spans)", static_cast<unsigned long long>(r.files_shipped),
                   static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.spans));
@@ -81,6 +89,10 @@ int run_ship(ShipArgs& a) {
                  "ringprof: note: %llu files had been begun by a ship that stopped part-way: their rows were "
                  "deleted and they were shipped again\n",
                  n(r.files_reshipped));
+  if (r.files_vanished)
+    std::fprintf(stderr,
+                 "ringprof: note: %llu files were deleted by their writer's byte budget before they could be read\n",
+                 n(r.files_vanished));
   if (r.unterminated_left)
     std::fprintf(stderr,
                  "ringprof: note: %llu unterminated zones left out: their process's last file was shipped while "
@@ -111,7 +123,7 @@ void add_fleet_commands(CLI::App& app) {
   s.add_option("--interval", ship->interval_s, "with --follow: seconds between rounds")
       ->capture_default_str()
       ->type_name("S")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.05, 86400.0));
   add_symbol_path_option(s, ship->options.symbol_paths);
   on_run(s, [ship] { return run_ship(*ship); });
 }

@@ -19,22 +19,10 @@ namespace ringprof {
 
 namespace {
 
-// Every call of one name: its duration and when it began (for the steps).
-struct Calls {
-  std::vector<uint64_t> durations;
-  std::vector<uint64_t> begins;
-  void add(uint64_t begin_ns, uint64_t duration_ns) {
-    durations.push_back(duration_ns);
-    begins.push_back(begin_ns);
-  }
-};
-
-struct Collected {
-  std::map<std::string, Calls> zones, kernels;
-  std::vector<uint64_t> steps;  // Step events' times, sorted
-  std::map<std::string, uint64_t> functions;  // self samples
-  uint64_t samples = 0;
-};
+// Every call of one name: its duration and when it began (for the steps);
+// one run's calls, steps and samples (perf_diff.h).
+using Calls = DiffCalls;
+using Collected = DiffRunData;
 
 class DiffCollector final : public SegmentVisitor {
  public:
@@ -338,6 +326,11 @@ DiffResult compute_diff_runs(const std::vector<TraceReader*>& base, const std::v
     b.push_back(collect(*base[i], options, resolver, window(options.base_windows, i)));
   for (size_t i = 0; i < head.size(); ++i)
     h.push_back(collect(*head[i], options, resolver, window(options.head_windows, i)));
+  return compute_diff_data(b, h, options);
+}
+
+DiffResult compute_diff_data(const std::vector<DiffRunData>& b, const std::vector<DiffRunData>& h,
+                             const DiffOptions& options) {
   DiffResult r;
   r.threshold_pct = options.threshold_pct;
   r.noise_pct = by_runs(b, h) ? kRunsFloorPct : options.noise_pct;

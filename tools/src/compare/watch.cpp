@@ -1,6 +1,9 @@
 // `ringprof watch`: where its windows lie (ringprof/tools/watch.h).
 #include "ringprof/tools/watch.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "common/number_text.h"
 
 namespace ringprof {
@@ -27,12 +30,18 @@ WatchPlan plan_watch(const TraceReader& live, const TraceReader* baseline, const
     return plan;
   }
   const uint64_t w = options.window_ns;
+  if (w == 0) {
+    plan.error = "the window is empty";
+    return plan;
+  }
   const auto [first, last] = *span;
   constexpr uint64_t kDay = 86'400'000'000'000ull;
   const uint64_t back = options.baseline == "previous" ? w : options.baseline == "day" ? kDay : 0;
-  if (last < first + w + back) {
-    plan.error = "the recording covers " + duration_text(static_cast<int64_t>(last - first)) + "; the windows need " +
-                 duration_text(static_cast<int64_t>(w + back)) +
+  const uint64_t covered = last - first;
+  if (w > covered || back > covered - w) {  // (no sum that could wrap)
+    plan.error = "the recording covers " + duration_text(static_cast<int64_t>(covered)) + "; the windows need " +
+                 duration_text(static_cast<int64_t>(std::min<uint64_t>(w, INT64_MAX / 2) +
+                                                    std::min<uint64_t>(back, INT64_MAX / 2))) +
                  " (a shorter --window, or a saved recording as --baseline)";
     return plan;
   }
@@ -41,6 +50,10 @@ WatchPlan plan_watch(const TraceReader& live, const TraceReader* baseline, const
     const auto b = baseline->time_range();
     if (!b) {
       plan.error = "the baseline recording holds no event";
+      return plan;
+    }
+    if (b->second - b->first + 1 < options.slices) {
+      plan.error = "the baseline recording is too short to cut into slices";
       return plan;
     }
     plan.base = {b->first, b->second};

@@ -3,10 +3,12 @@
 // answer as text. One connection is kept open across calls.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ringprof::internal {
 
@@ -34,7 +36,18 @@ class ClickHouseHttp {
   void* curl_ = nullptr;
 };
 
+// A database, table prefix or cluster name ship accepts: letters, digits and
+// '_', not starting with a digit (so it goes into SQL unquoted, as is).
+bool valid_identifier(std::string_view name, bool empty_ok);
+// A URL without its user, password and query, for messages.
+std::string redacted_url(const std::string& url);
+
 // `text` as a ClickHouse string literal, quoted.
 std::string sql_quote(std::string_view text);
+
+// The fields of one line of ClickHouse's TabSeparated output, unescaped.
+std::vector<std::string> tsv_fields(std::string_view line);
+// Calls `row` with each line's fields.
+void for_each_tsv_row(std::string_view text, const std::function<void(const std::vector<std::string>&)>& row);
 
 }  // namespace ringprof::internal

@@ -2,6 +2,7 @@
 // over a live directory, and the files its writer deleted before a round
 // could ship them, found by the gaps they leave in the numbering
 // (ringprof-PID-STAMP-NNNNNN.rpf, numbered from 0 by each process).
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,10 @@ namespace ringprof {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A writer numbers its files from 0, one at a time: a larger number is not
+// one of its names, and is left alone rather than counted up to.
+constexpr uint64_t kMaxNumber = 10'000'000;
 
 struct Numbered {
   std::string series;  // the name up to the number: one process's files
@@ -35,11 +40,12 @@ std::optional<Numbered> numbered(const std::string& path) {
     return std::nullopt;
   }
   const size_t dash = name.rfind('-');
-  if (dash == std::string::npos || dash + 1 == name.size() ||
-      name.find_first_not_of("0123456789", dash + 1) != std::string::npos)
-    return std::nullopt;
+  if (dash == std::string::npos || dash + 1 == name.size()) return std::nullopt;
+  const char* b = name.data() + dash + 1;
+  const char* e = name.data() + name.size();
+  const auto [end, ec] = std::from_chars(b, e, n.number);
+  if (ec != std::errc() || end != e || n.number > kMaxNumber) return std::nullopt;
   n.series = fs::path(path).parent_path().string() + "/" + name.substr(0, dash + 1);
-  n.number = std::stoull(name.substr(dash + 1));
   return n;
 }
 
@@ -48,9 +54,12 @@ std::vector<Numbered> list(const std::vector<std::string>& paths) {
   std::vector<Numbered> out;
   for (const std::string& p : paths) {
     std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
+    if (fs::is_directory(p, ec)) {  // with its subdirectories, as the reader reads them (a job's ranks)
+      for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+           !ec && it != end; it.increment(ec)) {
+        if (it.depth() >= 1) it.disable_recursion_pending();  // one level down, as the reader goes
         if (auto n = numbered(it->path().string())) out.push_back(*n);
+      }
     } else if (auto n = numbered(p)) {
       out.push_back(*n);
     }
@@ -118,11 +127,15 @@ class GapCounter {
 void follow_ship(const std::vector<std::string>& paths, const ShipOptions& options, uint64_t interval_ns,
                  const std::atomic<bool>& stop, const std::function<void(const FollowRound&)>& on_round) {
   GapCounter gaps;
+  ShipOptions o = options;
   for (bool last = false; !last;) {
     last = stop.load();
     FollowRound round;
-    round.result = ship_files(paths, options);
-    if (round.result.ok) gaps.round(round.result.settled_paths, list(paths));
+    round.result = ship_files(paths, o);
+    if (round.result.ok) {
+      gaps.round(round.result.settled_paths, list(paths));
+      o.create_schema = false;  // made (or checked) once
+    }
     round.deleted_unshipped = gaps.deleted();
     round.last = last;
     on_round(round);

@@ -1,8 +1,16 @@
 // `ringprof ship`: sealed files into ClickHouse (ringprof/tools/ship.h).
 #include "ringprof/tools/ship.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -56,29 +64,120 @@ uint64_t fnv1a(const std::vector<std::string>& frames) {
   return h;
 }
 
+// A file's key: its host and its own name (pid, start stamp, number), the
+// same however the reader grouped it; a `.part` shipped because its writer
+// died keys as the sealed name it never got.
 std::string file_key(const ProcessState& p, const FileSummary& f) {
-  return p.hostname + "/" + std::to_string(p.pid) + "/" + std::to_string(p.start_realtime_ns) + "/" +
-         std::to_string(f.first_sequence);
+  std::string name = std::filesystem::path(f.path).filename().string();
+  const std::string part = ".part";
+  if (name.size() > part.size() && name.compare(name.size() - part.size(), part.size(), part) == 0)
+    name.resize(name.size() - part.size());
+  return p.hostname + "/" + name;
 }
+
+// The series a file belongs to: its directory and its name up to the number
+// ("dir/ringprof-PID-STAMP-"), and the number; false for other names.
+bool series_of(const std::string& path, std::string* series, uint64_t* number) {
+  const std::filesystem::path fp(path);
+  std::string name = fp.filename().string();
+  for (const std::string suffix : {".part", ".rpf"})
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      name.resize(name.size() - suffix.size());
+  const size_t dash = name.rfind('-');
+  if (dash == std::string::npos || dash + 1 == name.size()) return false;
+  const char* b = name.data() + dash + 1;
+  const char* e = name.data() + name.size();
+  const auto [end, ec] = std::from_chars(b, e, *number);
+  if (ec != std::errc() || end != e) return false;
+  *series = (fp.parent_path() / name.substr(0, dash + 1)).string();
+  return true;
+}
+
+// Whether a file of `series` numbered above `number` is on disk now: the
+// writer went on to a next file.
+bool newer_file_exists(const std::string& series, uint64_t number) {
+  const std::filesystem::path sp(series);
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(sp.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string s;
+    uint64_t n = 0;
+    if (series_of(it->path().string(), &s, &n) && s == series && n > number) return true;
+  }
+  return false;
+}
+
+enum class Writer { Alive, Dead, Unknown };
+
+// A process of this host (by name) still running, or gone; Unknown for
+// another host's (or one whose files name its host otherwise).
+Writer writer_state(const ProcessState& p) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || p.hostname != host || p.pid == 0) return Writer::Unknown;
+  if (kill(static_cast<pid_t>(p.pid), 0) == 0 || errno == EPERM) return Writer::Alive;
+  return errno == ESRCH ? Writer::Dead : Writer::Unknown;
+}
+
+// flock() on DIR/.ringprof-ship.lock for each directory shipped from, so
+// that two ships (a cron job overlapping itself, a follow and a hand-run
+// ship) never ship one file twice. A directory where the lock cannot be
+// made (read-only) is shipped without it.
+class DirLocks {
+ public:
+  explicit DirLocks(const std::vector<std::string>& paths) {
+    std::set<std::string> dirs;
+    for (const std::string& p : paths) {
+      std::error_code ec;
+      const std::filesystem::path fp(p);
+      dirs.insert(std::filesystem::is_directory(fp, ec) ? fp.string() : fp.parent_path().string());
+    }
+    for (const std::string& d : dirs) {
+      const std::string lock = (d.empty() ? std::string(".") : d) + "/.ringprof-ship.lock";
+      const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+      if (fd < 0) continue;
+      if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        busy_ = lock;
+        return;
+      }
+      fds_.push_back(fd);
+    }
+  }
+  ~DirLocks() {
+    for (int fd : fds_) ::close(fd);
+  }
+  DirLocks(const DirLocks&) = delete;
+  DirLocks& operator=(const DirLocks&) = delete;
+  const std::string& busy() const { return busy_; }  // a lock another ship holds
+
+ private:
+  std::vector<int> fds_;
+  std::string busy_;
+};
 
 uint32_t now_seconds() { return static_cast<uint32_t>(std::time(nullptr)); }
 
 // Reads the processes that have files to ship and turns their events into rows.
 class RowMaker final : public SegmentVisitor {
  public:
+  using IsLive = std::function<bool(const ProcessState&)>;
+  using Flush = std::function<void(RowBinary (&)[kTableCount])>;
   RowMaker(const TraceReader& reader, const std::vector<uint8_t>& ship_file, const std::vector<std::string>& keys,
-           const std::vector<uint8_t>& live_process, StackResolver& stacks, ShipResult& result)
+           IsLive is_live, Flush flush, StackResolver& stacks, ShipResult& result)
       : reader_(reader),
         ship_file_(ship_file),
         keys_(keys),
-        live_process_(live_process),
+        is_live_(std::move(is_live)),
+        flush_(std::move(flush)),
         resolver_(stacks),
         result_(result),
         zones_([this](const ClosedZone& z) { on_zone(z); }) {
     zones_.set_on_async([this](const ClosedZone& z) { on_zone(z); });
   }
 
-  RowBinary& table(Table t) { return rows_[t]; }
+  // Inserts what is held: at the end, and whenever it passes kFlushBytes,
+  // so that memory stays bounded however much a ship has to send.
+  void flush() { flush_(rows_); }
+  static constexpr size_t kFlushBytes = 64u << 20;
 
   void begin_process(const ProcessState& p) override {
     p_ = &p;
@@ -90,7 +189,7 @@ class RowMaker final : public SegmentVisitor {
     rank_ = p.rank ? p.rank->rank : -1;
     last_shipped_file_ = SIZE_MAX;
     for (size_t f : p.files)
-      if (!reader_.files()[f].is_part) last_shipped_file_ = f;
+      if (!reader_.files()[f].is_part || ship_file_[f]) last_shipped_file_ = f;
     stack_cache_.clear();
     bool any = false;
     for (size_t f : p.files) any = any || ship_file_[f];
@@ -147,13 +246,16 @@ class RowMaker final : public SegmentVisitor {
     }
     if (out)
       for (const GpuActivity& a : view.segment.gpu) gpu(a, view.segment);
+    size_t held = 0;
+    for (const RowBinary& r : rows_) held += r.bytes().size();
+    if (held > kFlushBytes) flush();
   }
 
   void end_process(const ProcessState& p) override {
     // A process still writing keeps its open zones for the file that will
     // hold their ends; a finished one gives them, unterminated, to its last
     // sealed file.
-    if (live_process_[p.index]) return;
+    if (is_live_(p)) return;
     finishing_ = true;
     zones_.finish();
   }
@@ -294,7 +396,8 @@ class RowMaker final : public SegmentVisitor {
   const TraceReader& reader_;
   const std::vector<uint8_t>& ship_file_;
   const std::vector<std::string>& keys_;
-  const std::vector<uint8_t>& live_process_;
+  IsLive is_live_;
+  Flush flush_;
   StackResolver& resolver_;
   ShipResult& result_;
   ZoneTracker zones_;
@@ -347,16 +450,9 @@ class Shipper {
         list += (list.empty() ? "" : ", ") + sql_quote(keys[i]);
       const std::string text = http_.query("SELECT file_key, max(state = 'done') FROM " + table("files") +
                                            " WHERE file_key IN (" + list + ") GROUP BY file_key FORMAT TSV");
-      size_t pos = 0;
-      while (pos < text.size()) {
-        size_t eol = text.find('\n', pos);
-        if (eol == std::string::npos) eol = text.size();
-        const std::string line = text.substr(pos, eol - pos);
-        pos = eol + 1;
-        const size_t tab = line.rfind('\t');
-        if (tab == std::string::npos) continue;
-        out[unescape_tsv(line.substr(0, tab))] = line.substr(tab + 1) == "1" ? 2 : 1;
-      }
+      internal::for_each_tsv_row(text, [&](const std::vector<std::string>& f) {
+        if (f.size() == 2) out[f[0]] = f[1] == "1" ? 2 : 1;
+      });
     }
     return out;
   }
@@ -365,15 +461,24 @@ class Shipper {
   // ClickHouse to have done it (deletes are mutations, carried out after
   // the statement returns).
   void delete_rows(const std::vector<std::string>& keys) {
-    if (keys.empty()) return;
-    std::string list;
-    for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + sql_quote(k);
-    for (Table t : kKeyedTables)
-      http_.query("ALTER TABLE " + table(kTableNames[t]) + " DELETE WHERE file_key IN (" + list + ")");
-    http_.query("ALTER TABLE " + table("zone_hourly") + " DELETE WHERE file_key IN (" + list + ")");
+    std::vector<std::string> tables;
+    for (Table t : kKeyedTables) tables.push_back(kTableNames[t]);
+    tables.push_back("zone_hourly");
+    std::string names;
+    for (const std::string& t : tables) names += (names.empty() ? "" : ", ") + sql_quote(o_.prefix + t);
+    for (size_t at = 0; at < keys.size(); at += 500) {  // statements well under max_query_size
+      std::string list;
+      for (size_t i = at; i < keys.size() && i < at + 500; ++i) list += (list.empty() ? "" : ", ") + sql_quote(keys[i]);
+      for (const std::string& t : tables)
+        http_.query("ALTER TABLE " + table(t.c_str()) + " DELETE WHERE file_key IN (" + list + ")");
+    }
+    // Only deletions by file key on these tables are waited for, not other
+    // mutations the database may have.
+    const std::string pending = "SELECT count() FROM system.mutations WHERE database = " + sql_quote(o_.database) +
+                                " AND table IN (" + names +
+                                ") AND is_done = 0 AND command LIKE 'DELETE WHERE file_key IN%'";
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-    while (std::stoul(http_.query("SELECT count() FROM system.mutations WHERE database = " + sql_quote(o_.database) +
-                                  " AND is_done = 0")) != 0) {
+    while (!keys.empty() && std::stoul(http_.query(pending)) != 0) {
       if (std::chrono::steady_clock::now() > deadline)
         throw ClickHouseError("the deletion of an interrupted ship's rows has not finished after 5 minutes");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a mutation's progress has no notification
@@ -408,19 +513,6 @@ class Shipper {
   }
 
  private:
-  static std::string unescape_tsv(const std::string& s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] != '\\' || i + 1 == s.size()) {
-        out += s[i];
-        continue;
-      }
-      const char c = s[++i];
-      out += c == 't' ? '\t' : c == 'n' ? '\n' : c == '0' ? '\0' : c;
-    }
-    return out;
-  }
-
   const ShipOptions& o_;
   ClickHouseHttp http_;
 };
@@ -430,22 +522,37 @@ class Shipper {
 ShipResult ship_files(const std::vector<std::string>& paths, const ShipOptions& options) {
   ShipResult result;
   std::vector<std::string> begun_keys;  // inserted as begun, not yet as done
+  if (!internal::valid_identifier(options.database, false) || !internal::valid_identifier(options.prefix, true) ||
+      !internal::valid_identifier(options.cluster, true)) {
+    result.ok = false;
+    result.error = "database, prefix and cluster names are letters, digits and '_', not starting with a digit";
+    return result;
+  }
+  const DirLocks locks(paths);
+  if (!locks.busy().empty()) {
+    result.ok = false;
+    result.error = "another ringprof ship holds " + locks.busy() + ": nothing shipped";
+    return result;
+  }
   try {
     Shipper shipper(options);
-    shipper.prepare_schema();
+    if (options.create_schema) shipper.prepare_schema();
 
-    // Which sealed files are new: the ledger knows the others.
+    // Which files are new: the ledger knows the others. A `.part` waits for
+    // its writer to seal it, unless the writer is gone (killed, crashed).
     const TraceReader probe(paths);
     for (const Problem& p : probe.problems()) result.problems.push_back(p);
+    std::vector<Writer> writers;
+    for (const ProcessState& p : probe.processes()) writers.push_back(writer_state(p));
     std::vector<std::string> keys(probe.files().size());
     std::vector<std::string> all;
     for (size_t f = 0; f < probe.files().size(); ++f) {
       const FileSummary& s = probe.files()[f];
-      if (s.is_part) {
+      if (s.process == SIZE_MAX) continue;  // no valid frame: a problem said so
+      if (s.is_part && writers[s.process] != Writer::Dead) {
         ++result.files_live;
         continue;
       }
-      if (s.process == SIZE_MAX) continue;  // no valid frame: a problem said so
       keys[f] = file_key(probe.processes()[s.process], s);
       all.push_back(keys[f]);
     }
@@ -476,49 +583,75 @@ ShipResult ship_files(const std::vector<std::string>& paths, const ShipOptions& 
     reader.set_progress(options.progress);
     std::vector<uint8_t> ship_file(reader.files().size(), 0);
     std::vector<std::string> read_keys(reader.files().size());
-    std::vector<uint8_t> live(reader.processes().size(), 0);
+    std::vector<Writer> read_writers;
+    for (const ProcessState& p : reader.processes()) read_writers.push_back(writer_state(p));
     for (size_t f = 0; f < reader.files().size(); ++f) {
       const FileSummary& s = reader.files()[f];
-      if (s.process == SIZE_MAX) continue;
-      if (s.is_part) {
-        live[s.process] = 1;
-        continue;
-      }
+      if (s.process == SIZE_MAX || (s.is_part && read_writers[s.process] != Writer::Dead)) continue;
       read_keys[f] = file_key(reader.processes()[s.process], s);
       const auto it = known.find(read_keys[f]);
       ship_file[f] = it == known.end() || it->second != 2;
     }
-    StackResolver stacks(options.symbol_paths);
-    RowMaker maker(reader, ship_file, read_keys, live, stacks, result);
-    reader.read(maker);
-    for (const Problem& p : reader.problems())
-      if (p.kind != ProblemKind::TornTail) result.problems.push_back(p);
-
+    // A process still writes while its writer runs (on this host), while a
+    // `.part` of it exists, or when a file numbered after its last one came
+    // meanwhile (it rolled over between the listing and the read): its open
+    // zones and last step wait for the file that ends them.
+    auto is_live = [&](const ProcessState& p) {
+      if (read_writers[p.index] == Writer::Alive) return true;
+      if (read_writers[p.index] == Writer::Dead) return false;
+      std::string series;
+      uint64_t last = 0;
+      bool numbered = false;
+      for (size_t f : p.files) {
+        if (reader.files()[f].is_part) return true;
+        std::string s;
+        uint64_t n = 0;
+        if (series_of(reader.files()[f].path, &s, &n) && (!numbered || n > last)) {
+          series = s;
+          last = n;
+          numbered = true;
+        }
+      }
+      return numbered && newer_file_exists(series, last);
+    };
     std::vector<size_t> files;
+    for (size_t f = 0; f < reader.files().size(); ++f)
+      if (ship_file[f]) files.push_back(f);
+    // Begun, the rows, done: a ship cut off between leaves its files begun,
+    // which the next ship sees and repairs.
+    const std::vector<uint64_t> no_events(reader.files().size(), 0);
+    shipper.ledger_rows(reader, files, read_keys, no_events, "begun");
+    for (size_t f : files) begun_keys.push_back(read_keys[f]);
+    uint64_t* counts[kTableCount] = {&result.spans, &result.samples, &result.stacks, &result.gpu, &result.counters,
+                                     &result.marks, &result.steps,   nullptr,        nullptr};
+    auto flush = [&](RowBinary(&rows)[kTableCount]) {
+      for (int t = 0; t < kTableCount; ++t) {
+        shipper.insert(kTableNames[t], kTableColumns[t], rows[t]);
+        if (counts[t]) *counts[t] += rows[t].rows();
+        rows[t].clear();
+      }
+    };
+    StackResolver stacks(options.symbol_paths);
+    RowMaker maker(reader, ship_file, read_keys, is_live, flush, stacks, result);
+    reader.read(maker);
+    maker.flush();
+    for (const Problem& p : reader.problems()) {
+      if (p.kind == ProblemKind::Vanished) {
+        ++result.files_vanished;  // deleted by its writer's byte budget between the listing and the read
+      } else if (p.kind != ProblemKind::TornTail) {
+        result.problems.push_back(p);
+      }
+    }
     std::vector<uint64_t> events(reader.files().size(), 0);
-    for (size_t f = 0; f < reader.files().size(); ++f) {
-      if (!ship_file[f]) continue;
-      files.push_back(f);
+    for (size_t f : files) {
       events[f] = reader.files()[f].events;
       result.file_bytes += reader.files()[f].size_bytes;
       result.shipped_paths.push_back(reader.files()[f].path);
       result.settled_paths.push_back(reader.files()[f].path);
     }
-    // Begun, the rows, done: a ship cut off between leaves its files begun,
-    // which the next ship sees and repairs.
-    shipper.ledger_rows(reader, files, read_keys, events, "begun");
-    for (size_t f : files) begun_keys.push_back(read_keys[f]);
-    for (int t = 0; t < kTableCount; ++t) shipper.insert(kTableNames[t], kTableColumns[t], maker.table(Table(t)));
     shipper.ledger_rows(reader, files, read_keys, events, "done");
     begun_keys.clear();
     result.files_shipped = files.size();
-    result.spans = maker.table(kSpans).rows();
-    result.samples = maker.table(kSamples).rows();
-    result.stacks = maker.table(kStacks).rows();
-    result.gpu = maker.table(kGpu).rows();
-    result.counters = maker.table(kCounters).rows();
-    result.marks = maker.table(kMarks).rows();
-    result.steps = maker.table(kSteps).rows();
   } catch (const ClickHouseError& e) {
     result.ok = false;
     result.error = e.what();
@@ -527,7 +660,7 @@ ShipResult ship_files(const std::vector<std::string>& paths, const ShipOptions& 
                       " file(s) were begun and not done: the next ship deletes their rows and ships them again";
   } catch (const std::exception& e) {  // an answer ClickHouse should not have given (std::stoul)
     result.ok = false;
-    result.error = std::string("unexpected answer from ") + options.url + ": " + e.what();
+    result.error = "unexpected answer from " + internal::redacted_url(options.url) + ": " + e.what();
   }
   return result;
 }

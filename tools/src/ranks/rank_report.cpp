@@ -146,7 +146,9 @@ std::vector<std::vector<int64_t>> lateness(const std::vector<RankScan*>& scans, 
     for (const CollectiveCall& c : scans[r]->calls) {
       by_key[scans[r]->keys[c.key]].push_back({c.end_ns, c.begin_ns, r, c.seq != 0});
       if (c.seq == 0) continue;
-      auto& instance = by_seq[{scans[r]->keys[c.group], c.seq}];
+      // Group, number and operation: ranks whose numbering parted ways
+      // (a skipped call) meet no wrong partner of another operation.
+      auto& instance = by_seq[{scans[r]->keys[c.group] + "\x1f" + scans[r]->keys[c.key], c.seq}];
       if (std::none_of(instance.begin(), instance.end(), [r](const auto& e) { return e.second == r; }))
         instance.push_back({c.begin_ns, r});
     }
@@ -330,7 +332,10 @@ RanksReport analyse_ranks(TraceReader& reader, const RanksOptions& options) {
     const double limit = std::max(3 * 1.4826 * mad, RanksReport::kSlowShare * m);
     for (size_t r = 0; r < out.ranks.size(); ++r) {
       const RankRow& row = out.ranks[r];
-      if (!row.steps || row.matched || static_cast<double>(row.step_time_median_ns) - static_cast<double>(m) <= limit)
+      // Lockstep: a collective in at least every other step (not one at
+      // start-up) binds the rank's steps to the others'.
+      const bool lockstep = row.matched && 2 * row.matched >= row.steps;
+      if (!row.steps || lockstep || static_cast<double>(row.step_time_median_ns) - static_cast<double>(m) <= limit)
         continue;
       Straggler s;
       s.row = r;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -97,7 +98,30 @@ struct DiffResult {
   DiffRow process;
 };
 
+// One run of a side as the comparison reads it: every call of each zone
+// and kernel name (begin, duration), the step marks' times (sorted), and
+// the sampled functions' self samples. compute_diff_runs() collects them
+// from files; `ringprof watch --clickhouse` from ClickHouse's tables.
+struct DiffCalls {
+  std::vector<uint64_t> durations;
+  std::vector<uint64_t> begins;
+  void add(uint64_t begin_ns, uint64_t duration_ns) {
+    durations.push_back(duration_ns);
+    begins.push_back(begin_ns);
+  }
+};
+struct DiffRunData {
+  std::map<std::string, DiffCalls> zones, kernels;
+  std::vector<uint64_t> steps;
+  std::map<std::string, uint64_t> functions;
+  uint64_t samples = 0;
+};
+
 DiffResult compute_diff(TraceReader& base, TraceReader& head, const DiffOptions& options);
+// The comparison of runs already collected (options: the rows' filters,
+// thresholds and noise; not the range, the thread or the windows).
+DiffResult compute_diff_data(const std::vector<DiffRunData>& base, const std::vector<DiffRunData>& head,
+                             const DiffOptions& options);
 
 // Several recordings per side (each reader one run of the program).
 DiffResult compute_diff_runs(const std::vector<TraceReader*>& base, const std::vector<TraceReader*>& head,

@@ -10,13 +10,14 @@
 //
 // Stragglers, two ways:
 //   - late at collectives: calls PyTorch numbered are one collective by
-//     (process group, sequence number); other calls of one key whose aligned
+//     (process group, sequence number, operation); other calls of one key whose aligned
 //     ends fall within half the key's usual spacing are one; in each, a rank's
 //     lateness is its entry (begin) minus the median entry of the other ranks
 //     in it. A rank whose median lateness is at least kLateFloorNs and
 //     kLateShare of the median step time (of the median spacing of its
 //     collectives when the job marks no steps) is a straggler.
-//   - slow steps: a rank matched in no collective whose median step time
+//   - slow steps: a rank matched in fewer collectives than half its steps
+//     (not in lockstep with the others) whose median step time
 //     exceeds the median over ranks by more than 3 scaled median absolute
 //     deviations and kSlowShare of it (three ranks or more).
 // The reason given is the zone (self time) or kernel whose time per step

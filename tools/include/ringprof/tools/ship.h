@@ -7,15 +7,20 @@
 // A span, a sample or a mark belongs to the file that holds its end (its one
 // event), so a zone that begins in one file and ends in the next is one row;
 // every file of a process is read, in order, and only the files not shipped
-// yet give rows. A file's key (host, pid, the process's start, the file's
-// first sequence number) goes into every row and into the ledger table,
-// `begun` before its rows and `done` after: shipping a file again inserts
-// nothing, and a file whose shipping stopped part-way has its rows deleted
-// by key and is shipped again, which the result reports.
+// yet give rows. A file's key (its host and its name: pid, start stamp,
+// number) goes into every row and into the ledger table, `begun` before its
+// rows and `done` after: shipping a file again inserts nothing, and a file
+// whose shipping stopped part-way has its rows deleted by key and is shipped
+// again, which the result reports. Ship whole directories: a zone that began
+// in a file left out of PATH… is lost to the file that ends it.
 //
-// A process that still writes (a `.part` among its files) keeps its open
+// A process that still writes (its writer running on this host, a `.part`
+// among its files, or a newer file come during the read) keeps its open
 // zones and its last step for a later ship; one that has finished gives them
-// as unterminated spans.
+// as unterminated spans. A `.part` whose writer is gone from this host
+// (killed, crashed) is final and ships. A lock file in each directory
+// (.ringprof-ship.lock) keeps two ships from shipping one file twice; rows
+// go out in inserts of at most about 64 MiB.
 #pragma once
 
 #include <atomic>
@@ -35,7 +40,8 @@ struct ShipOptions {
   std::string database = "ringprof";      // created when missing
   std::string prefix;                     // put before every table's name
   std::string cluster;                    // also create <table>_all, Distributed over this cluster's shards
-  std::vector<std::string> symbol_paths;  // where to look for debug files (as `ringprof table --symbols`)
+  std::vector<std::string> symbol_paths;  // where to look for debug files (as `ringprof table --symbol-path`)
+  bool create_schema = true;              // false: the schema is known to be there (a follow's later rounds)
   ProgressReporter* progress = nullptr;
 };
 
@@ -46,6 +52,7 @@ struct ShipResult {
   uint64_t files_already = 0;    // shipped before: nothing inserted
   uint64_t files_reshipped = 0;  // begun before and never done: their rows deleted, shipped again
   uint64_t files_live = 0;       // `.part` files left for later
+  uint64_t files_vanished = 0;   // deleted by their writer's byte budget between the listing and the read
   uint64_t spans = 0, samples = 0, stacks = 0, gpu = 0, counters = 0, marks = 0, steps = 0;
   uint64_t events = 0;             // events of the files shipped
   uint64_t file_bytes = 0;         // their size on disk
