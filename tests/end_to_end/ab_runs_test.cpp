@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -54,8 +55,22 @@ TEST(AbRuns, AThirtyPercentRegressionIsFoundAndTheSteadyZoneIsNot) {
   // it) once stretched one head run's "changed" zone by 30% and the interval
   // to [-3%, +88%], which missed the regression.
   const auto r = ab(out, helper(100, 100, 300), helper(100, 130, 300), "--format json --fail-above 5%", 5);
-  ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
-  EXPECT_NE(r.err.find("regressed by more than 5%"), std::string::npos) << r.err;
+  // Under a sanitizer the runs' medians wander by tens of percent from run
+  // to run (a clean-clone ASan run: intervals of [-7%, +84%] around a +30.5%
+  // estimate, [-29%, +39%] around steady's -0.6%), so the verdict has no
+  // power there: sanitized builds check the estimates and the mechanics, and
+  // the verdict and the exit status are release's.
+#ifdef RINGPROF_SANITIZED_RUNTIME
+  constexpr bool kVerdicts = false;
+#else
+  constexpr bool kVerdicts = true;
+#endif
+  if (kVerdicts) {
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    EXPECT_NE(r.err.find("regressed by more than 5%"), std::string::npos) << r.err;
+  } else {
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err << r.out;
+  }
   const nlohmann::json d = nlohmann::json::parse(r.out);
   EXPECT_EQ(d["base_runs"], 5);
   EXPECT_EQ(d["head_runs"], 5);
@@ -63,10 +78,17 @@ TEST(AbRuns, AThirtyPercentRegressionIsFoundAndTheSteadyZoneIsNot) {
   std::map<std::string, nlohmann::json> zones;
   for (const auto& z : d["zones"]) zones[z["name"]] = z;
   ASSERT_EQ(zones.size(), 2u);
-  EXPECT_EQ(zones["changed"]["verdict"], "regressed");
-  EXPECT_LE(zones["changed"]["ci_low_pct"].get<double>(), 30);
-  EXPECT_GE(zones["changed"]["ci_high_pct"].get<double>(), 30);
-  EXPECT_EQ(zones["steady"]["verdict"], "unchanged");
+  // The estimates, in every build: medians, robust to the calls a
+  // preemption or a sanitizer's pause stretches.
+  EXPECT_GT(zones["changed"]["change_pct"].get<double>(), 15) << zones["changed"];
+  EXPECT_LT(zones["changed"]["change_pct"].get<double>(), 50) << zones["changed"];
+  EXPECT_LT(std::abs(zones["steady"]["change_pct"].get<double>()), 12) << zones["steady"];
+  if (kVerdicts) {
+    EXPECT_EQ(zones["changed"]["verdict"], "regressed");
+    EXPECT_LE(zones["changed"]["ci_low_pct"].get<double>(), 30);
+    EXPECT_GE(zones["changed"]["ci_high_pct"].get<double>(), 30);
+    EXPECT_EQ(zones["steady"]["verdict"], "unchanged");
+  }
   for (const char* z : {"changed", "steady"}) {
     EXPECT_EQ(zones[z]["base"]["calls"], 5 * 300) << z;  // every run's calls
     EXPECT_EQ(zones[z]["head"]["calls"], 5 * 300) << z;
