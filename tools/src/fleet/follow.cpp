@@ -2,13 +2,13 @@
 // over a live directory, and the files its writer deleted before a round
 // could ship them, found by the gaps they leave in the numbering
 // (ringprof-PID-STAMP-NNNNNN.rpf, numbered from 0 by each process).
-#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
 
+#include "fleet/file_names.h"
 #include "ringprof/tools/ship.h"
 
 namespace ringprof {
@@ -20,32 +20,12 @@ namespace fs = std::filesystem;
 // one of its names, and is left alone rather than counted up to.
 constexpr uint64_t kMaxNumber = 10'000'000;
 
-struct Numbered {
-  std::string series;  // the name up to the number: one process's files
-  uint64_t number = 0;
-  bool sealed = false;
-};
+using Numbered = internal::NumberedFile;
 
-// "…-000012.rpf" or "…-000012.rpf.part"; nullopt for other names.
+// One of a writer's names, within kMaxNumber; nullopt for other names.
 std::optional<Numbered> numbered(const std::string& path) {
-  std::string name = fs::path(path).filename().string();
-  Numbered n;
-  const std::string part = ".rpf.part", sealed = ".rpf";
-  if (name.size() > part.size() && name.compare(name.size() - part.size(), part.size(), part) == 0) {
-    name.resize(name.size() - part.size());
-  } else if (name.size() > sealed.size() && name.compare(name.size() - sealed.size(), sealed.size(), sealed) == 0) {
-    name.resize(name.size() - sealed.size());
-    n.sealed = true;
-  } else {
-    return std::nullopt;
-  }
-  const size_t dash = name.rfind('-');
-  if (dash == std::string::npos || dash + 1 == name.size()) return std::nullopt;
-  const char* b = name.data() + dash + 1;
-  const char* e = name.data() + name.size();
-  const auto [end, ec] = std::from_chars(b, e, n.number);
-  if (ec != std::errc() || end != e || n.number > kMaxNumber) return std::nullopt;
-  n.series = fs::path(path).parent_path().string() + "/" + name.substr(0, dash + 1);
+  std::optional<Numbered> n = internal::numbered_file(path);
+  if (n && n->number > kMaxNumber) return std::nullopt;
   return n;
 }
 

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include <unordered_set>
 
 #include "fleet/clickhouse_http.h"
+#include "fleet/file_names.h"
 #include "fleet/row_binary.h"
 #include "ringprof/event.h"
 #include "ringprof/gpu.h"
@@ -75,33 +75,14 @@ std::string file_key(const ProcessState& p, const FileSummary& f) {
   return p.hostname + "/" + name;
 }
 
-// The series a file belongs to: its directory and its name up to the number
-// ("dir/ringprof-PID-STAMP-"), and the number; false for other names.
-bool series_of(const std::string& path, std::string* series, uint64_t* number) {
-  const std::filesystem::path fp(path);
-  std::string name = fp.filename().string();
-  for (const std::string suffix : {".part", ".rpf"})
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      name.resize(name.size() - suffix.size());
-  const size_t dash = name.rfind('-');
-  if (dash == std::string::npos || dash + 1 == name.size()) return false;
-  const char* b = name.data() + dash + 1;
-  const char* e = name.data() + name.size();
-  const auto [end, ec] = std::from_chars(b, e, *number);
-  if (ec != std::errc() || end != e) return false;
-  *series = (fp.parent_path() / name.substr(0, dash + 1)).string();
-  return true;
-}
-
 // Whether a file of `series` numbered above `number` is on disk now: the
 // writer went on to a next file.
 bool newer_file_exists(const std::string& series, uint64_t number) {
   const std::filesystem::path sp(series);
   std::error_code ec;
   for (std::filesystem::directory_iterator it(sp.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
-    std::string s;
-    uint64_t n = 0;
-    if (series_of(it->path().string(), &s, &n) && s == series && n > number) return true;
+    const auto n = internal::numbered_file(it->path().string());
+    if (n && n->series == series && n->number > number) return true;
   }
   return false;
 }
@@ -604,11 +585,10 @@ ShipResult ship_files(const std::vector<std::string>& paths, const ShipOptions& 
       bool numbered = false;
       for (size_t f : p.files) {
         if (reader.files()[f].is_part) return true;
-        std::string s;
-        uint64_t n = 0;
-        if (series_of(reader.files()[f].path, &s, &n) && (!numbered || n > last)) {
-          series = s;
-          last = n;
+        const auto n = internal::numbered_file(reader.files()[f].path);
+        if (n && (!numbered || n->number > last)) {
+          series = n->series;
+          last = n->number;
           numbered = true;
         }
       }
