@@ -163,3 +163,69 @@ TEST(DrainerWake, TheCheckFillCoversTheLongestRecord) {
   RingPtr small(Ring::create(64, 1, 25));  // wake fill 16: shorter than a long record
   EXPECT_EQ(small->wake_check_fill(), 8u);
 }
+
+// An idle drainer sleeps until the next event: after prepare_to_sleep with
+// `until_event` it lowers each ring's limit (Ring::wake_at_next_claim), so the
+// next record of a thread takes the slow path and wakes it, however far below
+// the wake fill its ring is. Once: the drainer is awake after that.
+TEST(DrainerWake, SleepingUntilTheNextEventTheNextRecordWakesOnce) {
+  RingPtr r(Ring::create(256, 1, 25));  // wake fill: 64 slots
+  drainer_wake::cancel_sleep();
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(r->push(counter_event(i)));
+  r->consume(r->readable());  // the drainer read them
+
+  // Its ordinary back-off: a record far below the wake fill lets it sleep.
+  drainer_wake::prepare_to_sleep(/*idle=*/true);
+  uint64_t before = drainer_wake::wakes();
+  ASSERT_TRUE(r->push(counter_event(10)));
+  EXPECT_EQ(drainer_wake::wakes(), before) << "below the wake fill, a back-off sleep goes on";
+  r->consume(r->readable());
+
+  drainer_wake::prepare_to_sleep(/*idle=*/true, /*until_event=*/true);
+  r->wake_at_next_claim();
+  before = drainer_wake::wakes();
+  ASSERT_TRUE(r->push(counter_event(11)));
+  EXPECT_EQ(drainer_wake::wakes(), before + 1) << "the first record after the sleep began wakes it";
+  for (uint64_t i = 12; i < 40; ++i) ASSERT_TRUE(r->push(counter_event(i)));
+  EXPECT_EQ(drainer_wake::wakes(), before + 1) << "one wake: the others find it awake";
+  EXPECT_EQ(r->readable(), 29u);
+  drainer_wake::cancel_sleep();
+}
+
+// The thread was offered a larger ring and moves to it at its next record:
+// that record wakes the drainer too, though only the old ring's limit was
+// lowered.
+TEST(DrainerWake, SleepingUntilTheNextEventAMoveToALargerRingWakes) {
+  Ring* old_ring = Ring::create(64, 1);
+  Ring* next = Ring::create(256, 1);
+  for (uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(old_ring->push(counter_event(i)));
+  old_ring->consume(old_ring->readable());
+  old_ring->offer_successor(next);
+  drainer_wake::prepare_to_sleep(/*idle=*/true, /*until_event=*/true);
+  old_ring->wake_at_next_claim();
+  const uint64_t before = drainer_wake::wakes();
+  Ring* r = old_ring;
+  uint64_t pos = 0;
+  ASSERT_TRUE(Ring::claim(r, 1, &pos));
+  EXPECT_EQ(r, next);
+  *r->slot_at(pos) = counter_event(5);
+  r->publish(pos + 1);
+  EXPECT_EQ(drainer_wake::wakes(), before + 1);
+  drainer_wake::cancel_sleep();
+  Ring::release(old_ring);  // the drainer's reference: the producer dropped its own
+  Ring::release(next);
+  Ring::release(next);
+}
+
+// A thread that records nothing while the drainer sleeps until the next
+// event is not woken for: lowering the limit alone writes nothing.
+TEST(DrainerWake, LoweringTheLimitAloneWakesNobody) {
+  RingPtr r(Ring::create(256, 1, 25));
+  drainer_wake::prepare_to_sleep(/*idle=*/true, /*until_event=*/true);
+  const uint64_t before = drainer_wake::wakes();
+  r->wake_at_next_claim();
+  r->wake_at_next_claim();
+  EXPECT_EQ(drainer_wake::wakes(), before);
+  EXPECT_EQ(r->readable(), 0u);
+  drainer_wake::cancel_sleep();
+}

@@ -7,11 +7,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "draining/drainer_wake.h"
 #include "support/capture_sink.h"
 #include "recording/clock.h"
 #include "ringprof/ringprof.h"
@@ -563,4 +566,49 @@ TEST(Recorder, FlushAfterAMoveToALargerRingHasEveryEvent) {
     ASSERT_EQ(s.events_written + s.dropped_ring + s.dropped_io, 2 * zones - 1) << "after move " << moves;
   }
   EXPECT_GE(moves, 3);  // 64 → 256 → 1024 → 4096 → 16384 → 65536, at most 4x a move
+}
+
+namespace {
+// Waits, at most `limit`, until `done()`.
+template <typename Done>
+bool wait_for(Done done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+size_t events_named(const CaptureSink& sink, const std::string& name) {
+  std::lock_guard<std::mutex> lock(sink.mutex_);
+  size_t n = 0;
+  for (const auto& e : sink.events) n += kind_has_location(e.event.kind) && sink.location_name(e.event.loc) == name;
+  return n;
+}
+}  // namespace
+
+// Idle, the drainer sleeps until the next event: no rounds at all, not even
+// the back-off's. One instant recorded then, far below its ring's wake fill,
+// still reaches the sink within the flush interval, because the thread's
+// next record wakes the drainer; without that wake it would wait for the
+// sleep's 10 s limit. The bound (3 s, against 10 s) fails only on a machine
+// that keeps the drainer off a core for seconds.
+TEST(Recorder, AnEventAfterAnIdleStretchArrivesWithinTheFlushInterval) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.flush_interval_ms = 50;
+  c.heap_interval = 0;
+  ASSERT_TRUE(start(c, sink));
+  RINGPROF_INSTANT("before");  // this thread's ring exists from here on
+  ASSERT_TRUE(wait_for([&] { return events_named(*sink, "before") == 1; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(wait_for([] { return drainer_wake::sleeping_until_event(); }, std::chrono::seconds(10)))
+      << "the drainer never slept until the next event";
+  const RecorderStats asleep = recorder_stats();
+  RINGPROF_INSTANT("after");
+  ASSERT_TRUE(wait_for([&] { return events_named(*sink, "after") == 1; }, std::chrono::seconds(3)))
+      << "the record did not wake the sleeping drainer";
+  EXPECT_GT(recorder_stats().drainer_cpu_ns, asleep.drainer_cpu_ns) << "a round ran for it";
+  stop();
+  EXPECT_EQ(recorder_stats().events_written, 2u);
 }

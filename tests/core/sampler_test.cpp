@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "draining/drainer_wake.h"
 #include "support/capture_sink.h"
 #include "support/hot_chain.h"
 #include "ringprof/ringprof.h"
@@ -383,8 +384,8 @@ TEST_P(SamplerMechanism, CoversThreadsFromBeforeStartAfterStartAndSilentOnes) {
   expect_exact_accounting(*sink);
 }
 
-// An idle process's drainer sleeps up to 500 ms between rounds with the
-// sampler on, as without it: the CPU alarm (cpu_alarm.h) wakes it when the
+// An idle process's drainer sleeps until the next event, with the sampler
+// on as without it: the CPU alarm (cpu_alarm.h) wakes it when the
 // application runs again. So a thread that records nothing and starts after
 // an idle stretch is covered from early in its CPU time, as the 100 ms scan
 // covers it in a busy process: its first sample came 3-13 ms into it here.
@@ -397,21 +398,16 @@ TEST_P(SamplerMechanism, SilentThreadAfterAnIdleStretchIsCoveredAtOnce) {
   c.gpu = false;  // a traced GPU keeps the drainer on its interval
   auto sink = std::make_shared<CaptureSink>();
   ASSERT_TRUE(start(c, sink));
-  // The idle stretch is the scenario, not a wait for an event: long enough
-  // for the back-off (10 ms doubling each round that finds nothing) to reach
-  // its longest sleep. Then the thread starts right after a round (the
-  // drainer's CPU figure moves at the end of each), when that sleep has just
-  // begun: without the alarm the drainer would wake some 400-500 ms later.
-  // The polls are 100 ms apart: the application must stay under 1 ms of CPU
-  // between rounds to count as idle. With polls 20 ms apart, under ASan and
-  // beside another test, the thread was found 239 ms in, as under the 250 ms
-  // cap that a busy application keeps.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  const uint64_t drainer_cpu = recorder_stats().drainer_cpu_ns;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (recorder_stats().drainer_cpu_ns == drainer_cpu && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_NE(recorder_stats().drainer_cpu_ns, drainer_cpu) << "no drainer round in 2 s";
+  // The idle stretch is the scenario, not a wait for an event: longer than
+  // the sampler's 100 ms between scans, so the next one is due as soon as
+  // the application runs. The thread then starts while the drainer sleeps
+  // until the next event (it does from right after start() in an idle
+  // process): without the alarm it would wake at the sleep's 10 s limit.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!drainer_wake::sleeping_until_event() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(drainer_wake::sleeping_until_event()) << "the drainer never slept until the next event";
   std::atomic<uint32_t> tid{0};
   uint64_t began = 0;
   std::thread silent([&] {
@@ -428,8 +424,8 @@ TEST_P(SamplerMechanism, SilentThreadAfterAnIdleStretchIsCoveredAtOnce) {
   for (const auto& s : sink->samples)
     if (s.thread_index == index && (first == 0 || s.ts < first)) first = s.ts;
   // Room for a loaded 2-core machine and a sanitizer's slowness; without the
-  // alarm the drainer wakes some 500 ms later (250 ms where it cannot be
-  // armed).
+  // alarm the drainer wakes 10 s later (250 ms after a round where it cannot
+  // be armed).
   constexpr uint64_t kBoundNs = 150000000;
   const uint64_t periods = periods_in(test_hz(GetParam()), 300000000 - kBoundNs);
   std::printf("  %llu samples, %llu lost; first sample %.1f ms into the thread\n",

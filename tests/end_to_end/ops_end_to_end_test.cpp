@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -182,6 +184,79 @@ TEST(Trigger, DetailedWindowAppearsInTheRunningProcessFiles) {
     if (ev["args"].contains("window") && ev["args"]["window"] == id) ++window_marks;
   }
   EXPECT_EQ(window_marks, 3) << "trigger, begin, end";
+}
+
+// CPU time on a core (ns) of the process's thread named `comm`, from
+// /proc/PID/task/TID/schedstat; nullopt when there is no such thread.
+std::optional<uint64_t> thread_run_ns(pid_t pid, const std::string& comm) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream name(e.path() / "comm");
+    std::string n;
+    if (!std::getline(name, n) || n != comm) continue;
+    std::ifstream stat(e.path() / "schedstat");
+    uint64_t ns = 0;
+    if (stat >> ns) return ns;
+  }
+  return std::nullopt;
+}
+
+// The drainer's and the writer's time together, once both exist.
+std::optional<uint64_t> ringprof_threads_ns(pid_t pid) {
+  const auto d = thread_run_ns(pid, "ringprof-drain"), w = thread_run_ns(pid, "ringprof-write");
+  if (!d || !w) return std::nullopt;
+  return *d + *w;
+}
+
+// Waits (at most 20 s) until ringprof's threads have not run for 300 ms
+// (their start done); their time then, or nullopt.
+std::optional<uint64_t> settled_ringprof_ns(pid_t pid) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::optional<uint64_t> last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto now = ringprof_threads_ns(pid);
+    if (now && last && *now == *last) return now;
+    last = now;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  return std::nullopt;
+}
+
+// An idle process (recording with the default configuration, samplers on,
+// recording nothing) pays nothing after its start: the drainer sleeps until
+// the next event or until the application runs (the CPU alarm), and the
+// writer until a trigger request may have come (an inotify watch). Their
+// time on a core, from the kernel's schedstat, does not move at all over
+// 2 s. (The sleeps here measure a stretch of time, they wait for nothing.)
+TEST(Idle, TheDrainerAndTheWriterOfAnIdleProcessDoNotRun) {
+  TempDir dir;
+  Background app("RINGPROF_DIR=" + shell_quote(dir.file("rp")), "idle");
+  ASSERT_EQ(app.line(), "ready\n");
+  const auto settled = settled_ringprof_ns(app.pid());
+  ASSERT_TRUE(settled) << "ringprof's threads kept running for 20 s in an idle process";
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto later = ringprof_threads_ns(app.pid());
+  ASSERT_TRUE(later);
+  EXPECT_EQ(*later, *settled) << "ringprof's threads ran " << (*later - *settled) << " ns in 2 idle seconds";
+}
+
+// The same idle process answers `ringprof trigger` at once: the writer sleeps
+// on the directory's inotify watch, not on a timer (it looks on its own only
+// once a minute, past the CLI's 5 s wait).
+TEST(Trigger, AnIdleProcessAnswersAtOnce) {
+  TempDir dir;
+  const std::string rp = dir.file("rp");
+  Background app("RINGPROF_DIR=" + shell_quote(rp), "idle");
+  ASSERT_EQ(app.line(), "ready\n");
+  ASSERT_TRUE(settled_ringprof_ns(app.pid()));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_command(kCli + " trigger " + std::to_string(app.pid()) + " --dir " + shell_quote(rp) +
+                             " --steps 5 --timeout 4");
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("window"), std::string::npos) << r.out;
+  EXPECT_LT(took, std::chrono::seconds(3)) << "answered after the writer woke on its own";
 }
 
 TEST(Trigger, AnotherUserIsRefused) {

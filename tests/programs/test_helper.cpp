@@ -154,6 +154,16 @@ int serve(int step_us) {
   for (;;) one_step(step_us);
 }
 
+// Starts recording (the environment's configuration, samplers included) and
+// records nothing: an idle process, for the tests of what ringprof's own
+// threads cost it.
+int idle() {
+  ringprof::start();
+  std::printf("ready\n");
+  std::fflush(stdout);
+  for (;;) pause();
+}
+
 int schedule(uint64_t steps) {
   ringprof::start();
   ringprof::on_window_complete([](uint64_t id) {
@@ -221,6 +231,7 @@ int main(int argc, char** argv) {
   if (argc >= 5 && std::strcmp(argv[1], "crash") == 0)
     return crash(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
   if (argc >= 3 && std::strcmp(argv[1], "serve") == 0) return serve(std::atoi(argv[2]));
+  if (argc >= 2 && std::strcmp(argv[1], "idle") == 0) return idle();
   if (argc >= 3 && std::strcmp(argv[1], "schedule") == 0) return schedule(std::strtoull(argv[2], nullptr, 10));
   if (argc >= 2 && std::strcmp(argv[1], "fork") == 0) return fork_test();
   if (argc >= 5 && std::strcmp(argv[1], "work") == 0)

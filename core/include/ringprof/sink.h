@@ -185,6 +185,11 @@ class Sink {
   virtual bool poll_trigger(TriggerRequest*) { return false; }
   // The window a request opened, so the requester can be told its id.
   virtual void acknowledge_trigger(uint64_t /*window_id*/) {}
+  // A descriptor that turns readable when a request may have arrived (the
+  // rolling-file sink: an inotify watch on its directory; poll_trigger()
+  // reads it empty), so an idle writer sleeps on it instead of asking
+  // poll_trigger() every second. -1: none, ask on a timer. Writer thread.
+  virtual int trigger_wait_fd() { return -1; }
 
   // Called inside a fatal-signal handler, with the writer thread held between
   // two calls (or the writer crashed itself) and the drainer parked (unless it

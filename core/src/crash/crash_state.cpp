@@ -50,11 +50,15 @@ uint64_t now_ms() noexcept {
 RingSlot* ring_slots() noexcept { return g_rings; }
 
 void register_ring(Ring* r) noexcept {
-  for (RingSlot& s : g_rings) {
+  for (size_t i = 0; i < kMaxRings; ++i) {
+    RingSlot& s = g_rings[i];
     Ring* expected = nullptr;
     if (s.ring.load(std::memory_order_relaxed) == nullptr &&
         s.ring.compare_exchange_strong(expected, r, std::memory_order_seq_cst)) {
       s.name_len.store(0, std::memory_order_relaxed);
+      // Remembered in the ring, so leaving the table costs no search of it
+      // (320 KiB: a search touched every page, for rings never in it too).
+      r->crash_slot = static_cast<uint32_t>(i + 1);
       return;
     }
   }
@@ -62,24 +66,20 @@ void register_ring(Ring* r) noexcept {
 }
 
 bool unregister_ring(Ring* r) noexcept {
-  for (RingSlot& s : g_rings) {
-    if (s.ring.load(std::memory_order_relaxed) == r) {
-      s.ring.store(nullptr, std::memory_order_seq_cst);
-      break;
-    }
+  if (r->crash_slot != 0) {
+    RingSlot& s = g_rings[r->crash_slot - 1];
+    if (s.ring.load(std::memory_order_relaxed) == r) s.ring.store(nullptr, std::memory_order_seq_cst);
   }
   return !g_crashing.load(std::memory_order_seq_cst);
 }
 
 void note_thread_name(const Ring* r, const char* name, size_t len) noexcept {
-  for (RingSlot& s : g_rings) {
-    if (s.ring.load(std::memory_order_relaxed) == r) {
-      if (len > kMaxThreadName) len = kMaxThreadName;
-      std::memcpy(s.name, name, len);
-      s.name_len.store(static_cast<uint32_t>(len), std::memory_order_release);
-      return;
-    }
-  }
+  if (r->crash_slot == 0) return;
+  RingSlot& s = g_rings[r->crash_slot - 1];
+  if (s.ring.load(std::memory_order_relaxed) != r) return;
+  if (len > kMaxThreadName) len = kMaxThreadName;
+  std::memcpy(s.name, name, len);
+  s.name_len.store(static_cast<uint32_t>(len), std::memory_order_release);
 }
 
 uint64_t ClockMap::to_ns(uint64_t ticks) const noexcept {

@@ -1,6 +1,8 @@
 #include "draining/batch_writer.h"
 #include "draining/thread_cpu.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -39,6 +41,10 @@ constexpr int64_t kIdleWaitUs = 1'000'000;
 // RINGPROF_FLUSH_MS, so it is never idle by this measure.
 constexpr uint64_t kIdleAfterNs = 2'000'000'000;
 constexpr uint64_t kIdleTriggerPollNs = 1'000'000'000;
+// An idle writer whose sink gives a trigger descriptor (an inotify watch)
+// sleeps on it: it wakes when a request may have come, or a job does. It
+// still looks this often, in case a request came the watch cannot see.
+constexpr uint64_t kIdleWatchedPollNs = 60'000'000'000;
 
 }  // namespace
 
@@ -75,17 +81,17 @@ BatchWriter::~BatchWriter() {
   WriteJob* j = nullptr;
   while (queue_.try_dequeue(j)) delete j;
   while (free_.try_dequeue(j)) delete j;
+  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 bool BatchWriter::start() {
+  if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // -1: the writer waits on the queue alone
   crash::publish_writer(&handshake_);
   if (!start_quiet_thread(thread_, [this] { run(); })) {
     crash::unpublish_writer(&handshake_);
     return false;
   }
-  // Its id, for the sampler to leave it out; a thread starts in microseconds.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (tid() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  // Not waiting for its id (tid()): the drainer's sampler asks for it later.
   return true;
 }
 
@@ -130,6 +136,13 @@ bool BatchWriter::give(std::unique_ptr<WriteJob> job) {
   handshake_.backlog.fetch_add(1, std::memory_order_seq_cst);
   if (queue_.enqueue(job.get())) {
     job.release();
+    // Orders the enqueue before the read of the flag (wait_idle's fence is
+    // the other half): the writer finds the job, or this wakes its poll.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (polling_.load(std::memory_order_relaxed)) {
+      const uint64_t one = 1;
+      [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    }
     return true;
   }
   // Out of memory for a queue node: the job is lost like a failed write.
@@ -156,7 +169,9 @@ void BatchWriter::run() {
   for (;;) {
     prepare_spare_job();
     WriteJob* raw = nullptr;
-    if (!queue_.try_dequeue(raw)) {
+    if (!queue_.try_dequeue(raw) && trigger_fd_ >= 0 && wake_fd_ >= 0 && idle(internal::monotonic_ns())) {
+      raw = wait_idle(internal::monotonic_ns());
+    } else if (!raw) {
       int64_t wait_us = kIdleWaitUs;
       if (config_.ops.trigger_poll_ms != 0) {
         const uint64_t now = internal::monotonic_ns();
@@ -213,15 +228,46 @@ void BatchWriter::run_job(WriteJob* job) {
   crash::writer_end_work(handshake_);
 }
 
+bool BatchWriter::idle(uint64_t now_ns) const noexcept {
+  return !batch_seen_ || now_ns - last_batch_ns_ > kIdleAfterNs;
+}
+
 void BatchWriter::poll_trigger(uint64_t now_ns) {
-  if (config_.ops.trigger_poll_ms == 0 || now_ns < next_poll_ns_) return;
+  if (config_.ops.trigger_poll_ms == 0) return;
   uint64_t period = uint64_t{config_.ops.trigger_poll_ms} * 1000000ull;
-  // Not at the Off level: a process that records nothing until a trigger
-  // opens a window is not idle.
-  const bool idle = !batch_seen_ || now_ns - last_batch_ns_ > kIdleAfterNs;
-  if (idle && mode() != Level::Off) period = std::max(period, kIdleTriggerPollNs);
-  next_poll_ns_ = now_ns + period;
+  // Writing again after an idle stretch: back to the busy period at once.
+  if (!idle(now_ns) && next_poll_ns_ > now_ns + period) next_poll_ns_ = now_ns;
+  if (now_ns < next_poll_ns_) return;
   ops::poll_trigger(sink_);
+  trigger_fd_ = sink_.trigger_wait_fd();
+  // Watched, an idle writer wakes when a request comes. Unwatched, not at
+  // the Off level: a process that records nothing until a trigger opens a
+  // window is not idle.
+  if (idle(now_ns) && trigger_fd_ >= 0)
+    period = std::max(period, kIdleWatchedPollNs);
+  else if (idle(now_ns) && mode() != Level::Off)
+    period = std::max(period, kIdleTriggerPollNs);
+  next_poll_ns_ = now_ns + period;
+}
+
+WriteJob* BatchWriter::wait_idle(uint64_t now_ns) {
+  WriteJob* raw = nullptr;
+  polling_.store(true, std::memory_order_relaxed);
+  // Orders the flag before the look at the queue (give()'s fence is the
+  // other half).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!queue_.try_dequeue(raw)) {
+    const uint64_t until = next_poll_ns_ > now_ns ? (next_poll_ns_ - now_ns + 999999) / 1000000 : 0;
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {trigger_fd_, POLLIN, 0}};
+    const int n = ::poll(fds, 2, static_cast<int>(std::min<uint64_t>(until, 1u << 30)));
+    if (n > 0 && fds[1].revents != 0) next_poll_ns_ = 0;  // a request may have come: look now
+  }
+  polling_.store(false, std::memory_order_relaxed);
+  uint64_t count;
+  while (::read(wake_fd_, &count, sizeof count) > 0) {
+  }
+  if (!raw) queue_.try_dequeue(raw);
+  return raw;
 }
 
 void BatchWriter::process(WriteJob& job) {

@@ -102,13 +102,13 @@ class BatchWriter {
   BatchWriter(const Config& config, Sink& sink, Callbacks callbacks);
   ~BatchWriter();
 
-  // Starts the thread (every signal blocked) and waits (at most a second)
-  // until it runs; false when it could not be made.
+  // Starts the thread (every signal blocked); false when it could not be
+  // made. Its id (tid()) follows once it runs.
   bool start();
   // Enqueues the stop job and joins the thread once it has written everything.
   void stop();
   bool running() const { return thread_.joinable(); }
-  // The writer thread's kernel id once start() returned true (0 without it).
+  // The writer thread's kernel id once it runs (0 before, and without it).
   pid_t tid() const noexcept { return handshake_.tid.load(std::memory_order_acquire); }
 
   // ---- drainer side ----
@@ -137,6 +137,10 @@ class BatchWriter {
   void write_batch(WriteJob& job);
   void lose_batch(const WriteJob& job);  // counts a batch that never reached the sink
   void poll_trigger(uint64_t now_ns);
+  bool idle(uint64_t now_ns) const noexcept;
+  // An idle writer's wait, on the sink's trigger descriptor and wake_fd_
+  // instead of the queue's semaphore: a job that comes meanwhile, if any.
+  WriteJob* wait_idle(uint64_t now_ns);
   void prepare_spare_job();
   static constexpr uint32_t kSpareJobs = kMaxBatchesInFlight + 1;
 
@@ -153,6 +157,9 @@ class BatchWriter {
   moodycamel::ConcurrentQueue<WriteJob*> free_;
   std::atomic<uint32_t> batches_in_flight_{0};
   std::atomic<bool> drainer_waits_{false};
+  // While the writer sleeps in wait_idle(), give() writes to this eventfd.
+  int wake_fd_ = -1;
+  std::atomic<bool> polling_{false};
   std::thread thread_;
   WriterCounters counters_;
   crash::WriterHandshake handshake_;  // with the fatal-signal handler (crash_state.h)
@@ -163,6 +170,7 @@ class BatchWriter {
   std::vector<ModuleInfo> modules_;
   std::vector<std::string> gpu_names_;
   uint64_t next_poll_ns_ = 0;
+  int trigger_fd_ = -1;          // the sink's trigger_wait_fd() as of the last trigger poll
   const size_t batch_capacity_;  // events in a full batch
   uint32_t spare_jobs_made_ = 0;
   bool batch_seen_ = false;     // the writer thread's: a job with a batch came (prepare_spare_job)

@@ -186,12 +186,14 @@ void Drainer::run() {
   drainer_priority::request_short_slice(kDrainerSliceNs);
   internal::t_ringprof_thread = true;  // its allocations are ringprof's own (ringprof/memory.h)
   guarded([&] { sink_->begin_session(session_info()); });
+  // The sampler's first scan comes before the writer thread exists, so it
+  // cannot take it for one of the application's; later scans wait until its
+  // id is known (sample_round).
+  guarded([&] { start_sampler(); });
   // From here on the writer makes the sink calls. Without its thread, the
-  // drainer makes them itself, inline (BatchWriter::give). It starts before
-  // the sampler, which must know it to leave it out.
+  // drainer makes them itself, inline (BatchWriter::give).
   if (!writer_->start())
     std::fprintf(stderr, "ringprof: warning: could not start the writer thread; the drainer writes batches itself\n");
-  guarded([&] { start_sampler(); });
   // Called on this thread by ops::drainer_begin/drainer_round (level::notify_if_changed).
   guarded([&] { level_subscription_ = level::subscribe([this](Level m) { on_level(m); }); });
   guarded([&] { ops::drainer_begin(ops_, *sink_, session_, clock_.calibration()); });
@@ -204,13 +206,29 @@ void Drainer::run() {
   uint64_t last_refine = internal::monotonic_ns();
   for (;;) {
     // Sleep until a producer's ring passes its wake fill, a control call, a
-    // level change, or the interval (which ages batches, polls triggers and
-    // the GPU), unless there is work already (drainer_wake.h).
-    // A full writer wakes the drainer when it has room again.
+    // level change, or the interval (which ages batches and polls the GPU),
+    // unless there is work already (drainer_wake.h); when idle, until the
+    // next event (may_sleep_until_event). A full writer wakes the drainer
+    // when it has room again. The CPU figure is stored before the sleep,
+    // which may last seconds.
+    cpu_ns_.store(internal::thread_cpu_ns(), std::memory_order_relaxed);
     uint64_t sleep_for = sleep_ns();
-    const uint32_t seq = drainer_wake::prepare_to_sleep(sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull);
+    const bool until_event = may_sleep_until_event();
+    const uint32_t seq =
+        drainer_wake::prepare_to_sleep(sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull, until_event);
+    if (until_event) {
+      // After prepare_to_sleep's fence: a producer that moves its limit
+      // back up then sees the flag (ring.h).
+      for (auto& [index, t] : threads_)
+        if (t.ring) t.ring->wake_at_next_claim();
+      sleep_for = kUntilEventMaxNs;
+      // Woken (by an event, the alarm, a control call) or not, the rounds
+      // after it back off again from the start: a producer wakes the
+      // drainer from its slow path just before it publishes.
+      idle_rounds_ = 0;
+    }
     if (control_pending() || ops::drainer_level_pending(ops_) || ops::drainer_should_stop() ||
-        (!writer_->full() && rings_need_draining())) {
+        (!writer_->full() && rings_need_draining(until_event))) {
       drainer_wake::cancel_sleep();
     } else {
       // Armed after prepare_to_sleep: an alarm that fires at once still
@@ -265,7 +283,6 @@ void Drainer::run() {
       }
       wait_for_writer_ = false;
     });
-    cpu_ns_.store(internal::thread_cpu_ns(), std::memory_order_relaxed);
     if (stopping) break;
   }
   // Final pass: anything committed before stop() is in the rings now. Rings
@@ -488,11 +505,20 @@ bool Drainer::control_pending() {
   return stop_requested_ || flush_requested_ > flush_sent_;
 }
 
-bool Drainer::rings_need_draining() const {
+bool Drainer::rings_need_draining(bool any) const {
   if (new_rings_waiting()) return true;  // a new thread's ring: adopt it now
   for (const auto& [index, t] : threads_)
-    if (t.ring && t.ring->readable() >= t.ring->wake_check_fill()) return true;
+    if (t.ring && t.ring->readable() >= (any ? 1 : t.ring->wake_check_fill())) return true;
   return false;
+}
+
+bool Drainer::may_sleep_until_event() const noexcept {
+  // Two rounds in a row found nothing (10 and 20 ms after the last event).
+  // Not while something else needs rounds on time: the GPU's buffers, an
+  // open window, a batch that ages, or the sampler's scan while the
+  // application runs (while it does not, the CPU alarm stands in).
+  if (idle_rounds_ < 2 || gpu_.active() || mode() == Level::Detailed || !events_.empty()) return false;
+  return !(sampler_ && sampler_->on()) || app_idle_;
 }
 
 void Drainer::account_drops(ThreadState& t) {

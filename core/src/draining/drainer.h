@@ -6,12 +6,12 @@
 // producer's ring passes its wake fill (ring_drain_percent of the ring), a
 // flush() or stop(), or drain_interval_ms, whichever comes first
 // (drainer_wake.h); it goes round again at once while some ring is still past
-// its wake fill. Each round copies whatever is ready into the current batch
-// and frees the slots at once, and hands the batch to the writer when it
-// holds batch_events events, when its oldest event has waited
-// flush_interval_ms, or on flush() and stop(); encoding, compression and
-// file writes happen there, so reading the rings never waits behind them. It
-// never blocks a recording thread: producers never wait for it.
+// its wake fill. Rounds that find nothing back off, and after two of them the
+// drainer sleeps until the next event: every ring's next record wakes it
+// (Ring::wake_at_next_claim), so an idle process pays no rounds at all. Each round copies whatever is ready into the
+// current batch and frees the slots at once, and hands the batch to the writer when it holds batch_events events, when
+// its oldest event has waited flush_interval_ms, or on flush() and stop(); encoding, compression and file writes happen
+// there, so reading the rings never waits behind them. It never blocks a recording thread: producers never wait for it.
 #pragma once
 
 #include <atomic>
@@ -70,6 +70,10 @@ class Drainer : private sampler::SampleVisitor {
   void flush();
 
   RecorderStats stats() const;
+  // CPU that start() spent on the application's thread around the drainer's
+  // start (arming the samplers, handlers): ringprof's own, so it does not
+  // count as the application running (application_cpu_ns).
+  void note_start_cpu(uint64_t ns) noexcept { start_cpu_ns_.store(ns, std::memory_order_relaxed); }
 
  private:
   struct ThreadState {
@@ -96,7 +100,11 @@ class Drainer : private sampler::SampleVisitor {
   // `limit` without done() coming true.
   template <typename Done>
   bool wait_while_writing(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds limit, Done done);
-  bool rings_need_draining() const;   // a ring past its wake fill, or a new ring
+  // A ring past its wake fill (`any`: holding anything), or a new ring.
+  bool rings_need_draining(bool any = false) const;
+  // The next sleep may last until the next event (drainer_wake.h): the
+  // rounds find nothing and nothing else needs one on time.
+  bool may_sleep_until_event() const noexcept;
   void drain_ring(ThreadState& t);
   // The stack of a ZoneStack record (its `words` words in the slots after
   // position `at` of the ring) interned as a Sample's is; 0 when the stack
@@ -175,6 +183,10 @@ class Drainer : private sampler::SampleVisitor {
   static constexpr size_t kZoneStackCache = 64;
   std::vector<ZoneStackCacheEntry> zone_stack_cache_ = std::vector<ZoneStackCacheEntry>(kZoneStackCache);
   sampler::ModuleTable modules_;
+  // modules_ is read from the first stack on (a sample, a zone's or heap
+  // stack), then kept current every round.
+  bool modules_wanted_ = false;
+  void want_modules();
   std::vector<uint32_t> tids_added_, tids_removed_;
   uint64_t samples_in_batch_ = 0;
   uint64_t unrecorded_in_batch_ = 0;  // BatchJob::unrecorded of the current batch
@@ -185,6 +197,8 @@ class Drainer : private sampler::SampleVisitor {
   // last two rounds: then an idle sleep may pass the sampled cap.
   std::optional<uint64_t> app_cpu_at_scan_, app_cpu_last_round_;
   bool app_idle_ = false;
+  bool writer_ignored_ = false;            // the sampler leaves the writer thread out
+  std::atomic<uint64_t> start_cpu_ns_{0};  // note_start_cpu
   std::optional<uint64_t> application_cpu_ns() const;
   // After prepare_to_sleep, for a sleep of *sleep_ns: arms the CPU alarm
   // (cpu_alarm.h) when it is an idle sleep past the sampled cap, or lowers
@@ -220,9 +234,15 @@ class Drainer : private sampler::SampleVisitor {
   std::atomic<uint64_t> threads_seen_{0};
   std::atomic<uint64_t> cpu_ns_{0};  // this thread's CPU time, after each round
   // Rounds in a row that found nothing to do (sleep_ns backs off on them).
-  uint32_t idle_rounds_ = 0;
+  // From 2: right after start() nothing waits to be read but what the
+  // rings already hold, which the last look before a sleep finds.
+  uint32_t idle_rounds_ = 2;
   static constexpr uint64_t kIdleSleepMaxNs = 500'000'000;
   static constexpr uint64_t kIdleSleepSampledMaxNs = 250'000'000;  // sampler on, no CPU alarm
+  // A sleep until the next event ends after this at the latest: a record
+  // published just as the drainer went to sleep (its thread past the limit
+  // check already, and silent since) waits no longer than this.
+  static constexpr uint64_t kUntilEventMaxNs = 10'000'000'000;
   uint64_t sleep_ns() const noexcept;
   std::atomic<uint64_t> rings_live_{0};
 

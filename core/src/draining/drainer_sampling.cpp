@@ -30,12 +30,13 @@ void Drainer::start_sampler() {
   sampler_ = std::make_unique<sampler::Sampler>(config_.sample_hz, config_.sampler);
   heap_round(true);  // before the first heap samples' walks, as far as it can be
   if (!sampler_->on()) return;
-  sampler_->ignore(static_cast<uint32_t>(writer_->tid()));  // ringprof's own, like the drainer
-  modules_.refresh();
   // Threads that recorded before the drainer's first look already have rings
   // (adopted on the first round); every other thread is found by this scan.
   adopt_new_rings();
   sample_round(false);
+  // Just scanned: the application has not run since, and the first sleep
+  // may wait for it (with the CPU alarm) instead of a timed round.
+  app_idle_ = true;
 }
 
 void Drainer::heap_round(bool force) {
@@ -104,7 +105,17 @@ void Drainer::sample_round(bool final) {
     app_idle_ = app_cpu && app_cpu_last_round_ && *app_cpu < *app_cpu_last_round_ + kScanAfterAppCpuNs;
     app_cpu_last_round_ = app_cpu;
     if (app_cpu && app_cpu_at_scan_ && *app_cpu < *app_cpu_at_scan_) app_cpu_at_scan_ = app_cpu;
-    const bool app_ran = !app_cpu || !app_cpu_at_scan_ || *app_cpu >= *app_cpu_at_scan_ + kScanAfterAppCpuNs;
+    bool app_ran = !app_cpu || !app_cpu_at_scan_ || *app_cpu >= *app_cpu_at_scan_ + kScanAfterAppCpuNs;
+    // The writer thread is ringprof's own, like the drainer: left out once
+    // its id is known, and no scan before (it starts after the first).
+    if (!writer_ignored_ && writer_->running()) {
+      if (const pid_t tid = writer_->tid(); tid != 0) {
+        sampler_->ignore(static_cast<uint32_t>(tid));
+        writer_ignored_ = true;
+      } else {
+        app_ran = false;
+      }
+    }
     if (sampler_->upkeep(now, false, app_ran, *this, &tids_added_, &tids_removed_)) app_cpu_at_scan_ = app_cpu;
     for (uint32_t tid : tids_added_) thread_for_tid(tid).sampled = true;
     for (uint32_t tid : tids_removed_) {
@@ -113,7 +124,7 @@ void Drainer::sample_round(bool final) {
       }
     }
     sampler_->collect(*this);
-    modules_.refresh();
+    if (modules_wanted_) modules_.refresh();
     if (!tids_added_.empty() || !tids_removed_.empty() || (app_ran && now - names_checked_ns_ >= 100000000)) {
       names_checked_ns_ = now;
       refresh_sampled_names(now);
@@ -143,7 +154,8 @@ std::optional<uint64_t> Drainer::application_cpu_ns() const {
   // The process's CPU less the drainer's (now) and the writer's (as of its
   // last wait, at most a second old: a little of its time may count as the
   // application's, which at worst scans once more).
-  const uint64_t ours = internal::thread_cpu_ns() + writer_->counters().cpu_ns.load(std::memory_order_relaxed);
+  const uint64_t ours = internal::thread_cpu_ns() + writer_->counters().cpu_ns.load(std::memory_order_relaxed) +
+                        start_cpu_ns_.load(std::memory_order_relaxed);
   const uint64_t all = internal::process_cpu_ns();
   if (all == 0) return std::nullopt;
   return all > ours ? all - ours : 0;
@@ -165,7 +177,16 @@ void Drainer::refresh_sampled_names(uint64_t now_ns) {
   }
 }
 
+void Drainer::want_modules() {
+  // Stacks are named by module; a process that never gives one (idle, or
+  // sampled never) never reads the loaded objects' headers.
+  if (modules_wanted_) return;
+  modules_wanted_ = true;
+  modules_.refresh();
+}
+
 void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> words) {
+  want_modules();
   ThreadState& t = thread_for_tid(tid);
   interpreter_names_.convert(words, locations_, &sample_frames_, kMaxSampleFrames);
   const uint32_t id = stacks_.intern(sample_frames_);
@@ -209,6 +230,7 @@ uint32_t Drainer::intern_heap_stack(const Ring& r, uint64_t at, uint32_t words, 
 }
 
 uint32_t Drainer::intern_record_words() {
+  want_modules();
   const size_t n = zone_stack_words_.size();
   uint64_t h = n;
   for (uint64_t w : zone_stack_words_) h = (h ^ w) * 0x100000001b3ull;

@@ -16,7 +16,8 @@ namespace {
 constinit std::atomic<uint32_t> g_seq{0};
 constinit std::atomic<uint32_t> g_waiting{0};
 constinit std::atomic<uint64_t> g_wakes{0};
-constinit std::atomic<uint32_t> g_idle{0};  // the drainer backs off (prepare_to_sleep's `idle`)
+constinit std::atomic<uint32_t> g_idle{0};        // the drainer backs off (prepare_to_sleep's `idle`)
+constinit std::atomic<uint32_t> g_next_event{0};  // it sleeps until the next event (`until_event`)
 
 void futex_wake_one() noexcept {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
@@ -37,14 +38,25 @@ void ring_past_wake_fill() noexcept {
   futex_wake_one();
 }
 
+void ring_refilled() noexcept {
+  // Orders this thread's store of its ring's limit before the read of the
+  // flag (the other half: the drainer's fence in prepare_to_sleep, then its
+  // compare-and-swap of the limit).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (g_next_event.load(std::memory_order_relaxed) == 0) return;
+  if (g_next_event.exchange(0, std::memory_order_acq_rel) == 0) return;  // another producer woke it
+  drainer_wake::wake();
+}
+
 }  // namespace internal
 
 namespace drainer_wake {
 
-uint32_t prepare_to_sleep(bool idle) noexcept {
+uint32_t prepare_to_sleep(bool idle, bool until_event) noexcept {
   const uint32_t seq = g_seq.load(std::memory_order_acquire);
   g_waiting.store(1, std::memory_order_relaxed);
-  g_idle.store(idle ? 1 : 0, std::memory_order_relaxed);
+  g_idle.store(idle || until_event ? 1 : 0, std::memory_order_relaxed);
+  g_next_event.store(until_event ? 1 : 0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return seq;
 }
@@ -52,6 +64,7 @@ uint32_t prepare_to_sleep(bool idle) noexcept {
 void cancel_sleep() noexcept {
   g_waiting.store(0, std::memory_order_relaxed);
   g_idle.store(0, std::memory_order_relaxed);
+  g_next_event.store(0, std::memory_order_relaxed);
 }
 
 void sleep(uint32_t seq, uint64_t timeout_ns) noexcept {
@@ -60,6 +73,7 @@ void sleep(uint32_t seq, uint64_t timeout_ns) noexcept {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAIT_PRIVATE, seq, &ts, nullptr, 0);
   g_waiting.store(0, std::memory_order_relaxed);
   g_idle.store(0, std::memory_order_relaxed);
+  g_next_event.store(0, std::memory_order_relaxed);
 }
 
 void wake_if_idle() noexcept {
@@ -78,9 +92,12 @@ void wake() noexcept {
 
 uint64_t wakes() noexcept { return g_wakes.load(std::memory_order_relaxed); }
 
+bool sleeping_until_event() noexcept { return g_next_event.load(std::memory_order_relaxed) != 0; }
+
 void reset_after_fork() noexcept {
   g_waiting.store(0, std::memory_order_relaxed);
   g_idle.store(0, std::memory_order_relaxed);
+  g_next_event.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace drainer_wake

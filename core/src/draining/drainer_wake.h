@@ -24,7 +24,10 @@ namespace ringprof::drainer_wake {
 // to sleep(). After it, anything a producer published before finding the
 // drainer asleep is visible. `idle`: the drainer backs off after rounds that
 // found nothing, and the next CPU sample or new thread wakes it (wake_if_idle).
-uint32_t prepare_to_sleep(bool idle = false) noexcept;
+// `until_event` (idle too): it sleeps until the next event, and lowers every
+// ring's limit after this call (Ring::wake_at_next_claim), so the next claim
+// of any thread wakes it (internal::ring_refilled, ring.h).
+uint32_t prepare_to_sleep(bool idle = false, bool until_event = false) noexcept;
 // The drainer found work after prepare_to_sleep(): it will not sleep.
 void cancel_sleep() noexcept;
 // Sleeps until a wake or `timeout_ns`, unless a wake came since `seq` was read.
@@ -41,6 +44,9 @@ void wake_if_idle() noexcept;
 void wake() noexcept;
 // Wakes so far (producers and control), for the benchmarks and tests.
 uint64_t wakes() noexcept;
+// The drainer prepared a sleep until the next event and nothing woke it yet
+// (for the tests).
+bool sleeping_until_event() noexcept;
 // In a forked child: no drainer waits.
 void reset_after_fork() noexcept;
 

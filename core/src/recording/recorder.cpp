@@ -18,6 +18,7 @@
 
 #include "recording/clock.h"
 #include "draining/drainer.h"
+#include "draining/thread_cpu.h"
 #include "draining/drainer_wake.h"
 #include "crash/crash_state.h"
 #include "operation/ops_hooks.h"
@@ -302,6 +303,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   }
   // The level is set before the drainer runs: it tells subscribers the starting level.
   const uint32_t published = ops::session_starting(session, safe);
+  const uint64_t cpu_before = internal::thread_cpu_ns();
   if (!d->start()) {
     ops::session_stopping();
     delete d;
@@ -314,6 +316,7 @@ bool start(const Config& config, std::shared_ptr<Sink> sink) {
   internal::g_session.store(published, std::memory_order_release);
   sampler::set_heap_interval(safe.heap_interval);
   ops::session_started(safe);
+  d->note_start_cpu(internal::thread_cpu_ns() - cpu_before);
   return true;
 }
 

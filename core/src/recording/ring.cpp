@@ -99,7 +99,7 @@ Ring* Ring::create(uint32_t capacity_events, uint32_t tid, uint32_t wake_percent
   wake_percent = wake_percent < 1 ? 1 : wake_percent > 100 ? 100 : wake_percent;
   r->wake_percent_ = wake_percent;
   r->wake_fill_ = cap * wake_percent / 100;
-  r->limit_ = r->wake_fill_;
+  r->limit_.store(r->wake_fill_, std::memory_order_relaxed);
   r->tid_ = tid;
   return r;
 }

@@ -21,6 +21,10 @@ namespace ringprof {
 // current file already holds. Call start_file() for each new file.
 class SegmentEncoder {
  public:
+  // kStored: payloads stored as they are (kFrameUncompressed), without
+  // making a zstd context: the crash file's start frame, prepared at every
+  // session start and rarely written.
+  static constexpr int kStored = -1000000;
   explicit SegmentEncoder(int zstd_level = 3);
   ~SegmentEncoder();
   SegmentEncoder(const SegmentEncoder&) = delete;

@@ -487,15 +487,22 @@ size_t SegmentEncoder::State::compress_and_frame(const Batch& batch, uint32_t ev
     return 0;
   };
   const size_t start = out.size();
-  if (raw_size > format::kMaxPayload || cctx == nullptr) return fail(start);
-  const size_t bound = ZSTD_compressBound(raw_size);
-  out.resize(start + format::kHeaderSize + bound);
-  const size_t stored = ZSTD_compressCCtx(cctx, out.data() + start + format::kHeaderSize, bound, raw, raw_size, level);
-  if (ZSTD_isError(stored) || stored > format::kMaxPayload) return fail(start);
-  out.resize(start + format::kHeaderSize + stored);
+  const bool as_is = level == SegmentEncoder::kStored;
+  if (raw_size > format::kMaxPayload || (cctx == nullptr && !as_is)) return fail(start);
+  size_t stored = raw_size;
+  if (as_is) {
+    out.insert(out.end(), format::kHeaderSize, 0);
+    out.insert(out.end(), raw, raw + raw_size);
+  } else {
+    const size_t bound = ZSTD_compressBound(raw_size);
+    out.resize(start + format::kHeaderSize + bound);
+    stored = ZSTD_compressCCtx(cctx, out.data() + start + format::kHeaderSize, bound, raw, raw_size, level);
+    if (ZSTD_isError(stored) || stored > format::kMaxPayload) return fail(start);
+    out.resize(start + format::kHeaderSize + stored);
+  }
 
   format::FrameHeader h;
-  h.flags = format::kFrameZstd | (file_start ? format::kFrameFileStart : 0u);
+  h.flags = (as_is ? format::kFrameUncompressed : format::kFrameZstd) | (file_start ? format::kFrameFileStart : 0u);
   h.stored_size = static_cast<uint32_t>(stored);
   h.raw_size = static_cast<uint32_t>(raw_size);
   h.event_count = event_count;
@@ -531,7 +538,7 @@ void SegmentEncoder::State::undo_changes() {
 
 SegmentEncoder::SegmentEncoder(int zstd_level) : state_(new State) {
   state_->level = zstd_level;
-  state_->cctx = ZSTD_createCCtx();
+  state_->cctx = zstd_level == kStored ? nullptr : ZSTD_createCCtx();
 }
 
 SegmentEncoder::~SegmentEncoder() {

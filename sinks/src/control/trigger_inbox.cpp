@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,12 +13,47 @@
 namespace ringprof {
 
 void TriggerInbox::open(const std::string& dir, uint32_t pid) {
+  close();
+  dir_ = dir;
   request_path_ = control::request_path(dir, pid);
   answer_path_ = control::answer_path(dir, pid);
+  inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  watch();
+}
+
+void TriggerInbox::close() {
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  inotify_fd_ = -1;
+  watch_ = -1;
+}
+
+void TriggerInbox::watch() {
+  if (inotify_fd_ < 0 || watch_ >= 0) return;
+  // Renames into the directory (how `ringprof trigger` writes) and files
+  // closed after writing; a removed directory ends the watch (IN_IGNORED).
+  watch_ = inotify_add_watch(inotify_fd_, dir_.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+}
+
+void TriggerInbox::read_events() {
+  if (inotify_fd_ < 0) return;
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
+    if (n <= 0) return;  // EAGAIN: read empty
+    for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+      // The directory went: watch again when it can be (each poll tries),
+      // look on a timer until then.
+      if (e->mask & IN_IGNORED) watch_ = -1;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
+  }
 }
 
 bool TriggerInbox::poll(TriggerRequest* out) {
   if (request_path_.empty()) return false;
+  read_events();
+  watch();
   // O_NOFOLLOW: a symlink planted under the name is refused, not followed;
   // O_NONBLOCK: a FIFO planted there cannot stall the drainer.
   const int fd = ::open(request_path_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

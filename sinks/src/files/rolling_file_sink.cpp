@@ -38,6 +38,7 @@
 #include "ringprof/segment_codec.h"
 #include "ringprof/ringprof.h"
 #include "ringprof/sinks.h"
+#include "files/utc_stamp.h"
 
 namespace ringprof {
 namespace {
@@ -45,16 +46,6 @@ namespace {
 // Names skipped (planted files, leftovers) before giving up on opening one.
 constexpr int kMaxNameAttempts = 1000;
 
-std::string utc_stamp(uint64_t realtime_ns) {
-  time_t secs = realtime_ns ? static_cast<time_t>(realtime_ns / 1000000000ull) : time(nullptr);
-  struct tm tm;
-  gmtime_r(&secs, &tm);
-  // Not strftime: it loads the local time zone (a file read) for a UTC stamp.
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                tm.tm_min, tm.tm_sec);
-  return buf;
-}
 
 class RollingFileSink final : public Sink {
  public:
@@ -165,11 +156,13 @@ class RollingFileSink final : public Sink {
 
   void end_session() override {
     close_current();
+    inbox_.close();
     active_ = false;
   }
 
   bool poll_trigger(TriggerRequest* out) override { return active_ && inbox_.poll(out); }
   void acknowledge_trigger(uint64_t window_id) override { inbox_.answer(window_id); }
+  int trigger_wait_fd() override { return active_ ? inbox_.wait_fd() : -1; }
 
   // Fatal-signal path (async-signal-safe): the crash segment goes into the
   // file being written; with none open, into a file of its own that starts
@@ -205,7 +198,7 @@ class RollingFileSink final : public Sink {
   void prepare_crash_file() {
     crash_path_ = prefix_ + "crash" + format::kPartSuffix;
     crash_start_frame_.clear();
-    SegmentEncoder start(1);
+    SegmentEncoder start(SegmentEncoder::kStored);  // no zstd at every start for a file rarely written
     start.start_file(session_);
     Batch empty;
     empty.sequence = 0;

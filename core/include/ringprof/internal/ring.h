@@ -22,6 +22,14 @@
 //     asleep (a futex). That is one slow path per
 //     wake-fill events, never the common path; a drainer that keeps up is
 //     woken by fill, not only by its timer.
+//   - Sleeping until the next event: an idle drainer lowers `limit` to the
+//     head (wake_at_next_claim(), a compare-and-swap: `limit` is the one
+//     producer field the drainer may write, and only downwards), so the
+//     thread's next record takes the slow path, which calls
+//     internal::ring_refilled() and wakes it. A producer that stores a new
+//     `limit` over the lowered one reads the drainer's flag after it (both
+//     sides fence), so it wakes the drainer itself. The common path still
+//     reads only its own cache line.
 //   - A full ring never blocks: the record is dropped and `dropped` counts the
 //     events lost: one per record (an event and its continuations are one
 //     event), two for a zone begin, whose zone then records no end either.
@@ -66,6 +74,10 @@ namespace internal {
 // A producer found its ring past the wake fill: wakes the drainer if it is
 // asleep. Defined in the recorder (the drainer's wake-up).
 void ring_past_wake_fill() noexcept;
+// A producer took the slow path below the wake fill (or moved to a
+// successor): wakes a drainer that sleeps until the next event, if it does
+// (after a full fence, so it pairs with Ring::wake_at_next_claim()).
+void ring_refilled() noexcept;
 // The recording clock's raw time now (TSC ticks or CLOCK_MONOTONIC ns, as
 // the session records), for the drop marks. Defined in the recorder.
 uint64_t ring_clock_ticks() noexcept;
@@ -121,7 +133,7 @@ class Ring {
   // the record visible with r->publish(*pos + n).
   __attribute__((always_inline)) static bool claim(Ring*& r, uint32_t n, uint64_t* pos, uint32_t lost = 1) noexcept {
     uint64_t h = r->head_.load(std::memory_order_relaxed);
-    if (h + n > r->limit_) [[unlikely]] {
+    if (h + n > r->limit_.load(std::memory_order_relaxed)) [[unlikely]] {
       Ring* to = r->refill(h, n, lost);
       if (!to) return false;
       r = to;
@@ -192,12 +204,22 @@ class Ring {
   uint64_t wake_check_fill() const noexcept {
     return wake_fill_ > 2 * kMaxRecordSlots ? wake_fill_ - kMaxRecordSlots : (wake_fill_ + 1) / 2;
   }
+  // The drainer is about to sleep until the next event: the thread's next
+  // claim takes the slow path (see the header comment). Call after
+  // drainer_wake::prepare_to_sleep(), before the last look at the rings.
+  void wake_at_next_claim() noexcept {
+    const uint64_t h = head_.load(std::memory_order_relaxed);
+    uint64_t cur = limit_.load(std::memory_order_relaxed);
+    while (cur > h && !limit_.compare_exchange_weak(cur, h, std::memory_order_seq_cst, std::memory_order_relaxed)) {
+    }
+  }
   uint32_t tid() const noexcept { return tid_; }
 
   // ---- identity (set by the owning thread before the ring is registered,
   // read-only afterwards) ----
   uint32_t thread_index = 0;   // process-unique index assigned by the recorder
   uint32_t session = 0;        // the recording session the ring belongs to
+  uint32_t crash_slot = 0;     // its slot in the crash flush's table + 1 (0: not there)
   char initial_name[16] = {};  // the thread's name when the ring was created
 
   // The most slots one record takes: an event and the longest inline name.
@@ -225,19 +247,21 @@ class Ring {
         switched_.store(true, std::memory_order_release);
         retire();
         release(this);
+        internal::ring_refilled();  // the drainer may have lowered only this ring's limit
         return next;
       }
     }
     const uint64_t end = h + n + (gap ? 2 : 0);
     const uint64_t t = tail_.load(std::memory_order_acquire);
     if (end <= t + wake_fill_) {
-      limit_ = t + wake_fill_;
+      limit_.store(t + wake_fill_, std::memory_order_relaxed);
+      internal::ring_refilled();
     } else {
       // Past the wake fill: come back after another wake fill's worth (or
       // when full), so a wake that the drainer's last look made needless
       // (it read the ring just as this thread crossed) is asked for again
       // if the ring keeps filling.
-      limit_ = t + capacity_ < end + wake_fill_ ? t + capacity_ : end + wake_fill_;
+      limit_.store(t + capacity_ < end + wake_fill_ ? t + capacity_ : end + wake_fill_, std::memory_order_relaxed);
       if (capacity_ != 0) internal::ring_past_wake_fill();
       if (end > t + capacity_) {
         if (!gap && max_capacity_ > capacity_) {
@@ -245,7 +269,7 @@ class Ring {
         }
         if (mark_drops_) {
           if (!gap) drops_since_ticks_ = internal::ring_clock_ticks();  // a gap starts
-          limit_ = h;  // every claim comes here until the gap is marked
+          limit_.store(h, std::memory_order_relaxed);  // every claim comes here until the gap is marked
         }
         dropped_.store(dropped + lost, std::memory_order_relaxed);
         return nullptr;
@@ -279,7 +303,9 @@ class Ring {
 
   // producer cache line
   alignas(64) std::atomic<uint64_t> head_{0};
-  uint64_t limit_ = 0;              // the producer fills up to here before it reads the tail again
+  // The producer fills up to here before it reads the tail again; the
+  // drainer only ever lowers it (wake_at_next_claim).
+  std::atomic<uint64_t> limit_{0};
   uint64_t wake_fill_ = 0;          // readable slots past which the drainer is woken
   uint64_t drops_marked_ = 0;       // dropped_ as of the last drop marks written
   uint64_t drops_since_ticks_ = 0;  // when the gap not yet marked began
