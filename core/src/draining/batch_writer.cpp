@@ -243,7 +243,7 @@ void BatchWriter::poll_trigger(uint64_t now_ns) {
   // Watched, an idle writer wakes when a request comes. Unwatched, not at
   // the Off level: a process that records nothing until a trigger opens a
   // window is not idle.
-  if (idle(now_ns) && trigger_fd_ >= 0)
+  if (idle(now_ns) && trigger_fd_ >= 0 && wake_fd_ >= 0)  // wait_idle()'s conditions
     period = std::max(period, kIdleWatchedPollNs);
   else if (idle(now_ns) && mode() != Level::Off)
     period = std::max(period, kIdleTriggerPollNs);

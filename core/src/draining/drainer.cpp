@@ -222,10 +222,6 @@ void Drainer::run() {
       for (auto& [index, t] : threads_)
         if (t.ring) t.ring->wake_at_next_claim();
       sleep_for = kUntilEventMaxNs;
-      // Woken (by an event, the alarm, a control call) or not, the rounds
-      // after it back off again from the start: a producer wakes the
-      // drainer from its slow path just before it publishes.
-      idle_rounds_ = 0;
     }
     if (control_pending() || ops::drainer_level_pending(ops_) || ops::drainer_should_stop() ||
         (!writer_->full() && rings_need_draining(until_event))) {
@@ -234,6 +230,12 @@ void Drainer::run() {
       // Armed after prepare_to_sleep: an alarm that fires at once still
       // finds the drainer idle and wakes it.
       const bool alarm = arm_for_idle_sleep(&sleep_for);
+      // Woken (by an event, the alarm, a control call) or not, the rounds
+      // after a sleep until the next event back off again from the start: a
+      // producer wakes the drainer from its slow path just before it
+      // publishes. Not after a sleep the sampler capped (no alarm): that
+      // one is an ordinary back-off sleep.
+      if (until_event && sleep_for == kUntilEventMaxNs) idle_rounds_ = 0;
       drainer_wake::sleep(seq, sleep_for);
       if (alarm) disarm_after_sleep();
     }
@@ -507,8 +509,14 @@ bool Drainer::control_pending() {
 
 bool Drainer::rings_need_draining(bool any) const {
   if (new_rings_waiting()) return true;  // a new thread's ring: adopt it now
-  for (const auto& [index, t] : threads_)
-    if (t.ring && t.ring->readable() >= (any ? 1 : t.ring->wake_check_fill())) return true;
+  for (const auto& [index, t] : threads_) {
+    if (!t.ring) continue;
+    if (t.ring->readable() >= (any ? 1 : t.ring->wake_check_fill())) return true;
+    // Moved to the larger ring it was offered (ring.h): its records go there,
+    // whose limit was not lowered; its switch came before the fence of its
+    // ring_refilled(), so a drainer that misses the wake sees the switch.
+    if (any && t.ring->switched()) return true;
+  }
   return false;
 }
 

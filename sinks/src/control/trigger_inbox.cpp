@@ -12,12 +12,13 @@
 
 namespace ringprof {
 
-void TriggerInbox::open(const std::string& dir, uint32_t pid) {
+void TriggerInbox::open(const std::string& dir, uint32_t pid, bool watch_dir) {
   close();
   dir_ = dir;
   request_path_ = control::request_path(dir, pid);
   answer_path_ = control::answer_path(dir, pid);
-  inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  // None left (EMFILE: the user's instances are used up): a timer instead.
+  if (watch_dir) inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   watch();
 }
 

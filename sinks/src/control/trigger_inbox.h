@@ -24,7 +24,9 @@ class TriggerInbox {
   TriggerInbox& operator=(const TriggerInbox&) = delete;
   ~TriggerInbox() { close(); }
 
-  void open(const std::string& dir, uint32_t pid);
+  // `watch`: make the inotify watch (an instance of the user's
+  // fs.inotify.max_user_instances; none when triggers are off).
+  void open(const std::string& dir, uint32_t pid, bool watch = true);
   void close();
   // A valid request that was waiting (the file is removed either way).
   bool poll(TriggerRequest* out);

@@ -54,6 +54,7 @@ class RollingFileSink final : public Sink {
         max_bytes_(config.max_bytes),
         file_bytes_(std::min(config.file_bytes, config.max_bytes)),
         retry_after_ns_(uint64_t{config.io_retry_ms} * 1000000ull),
+        watch_triggers_(config.ops.trigger_poll_ms != 0),
         encoder_(config.zstd_level),
         crash_scratch_(new (std::nothrow) crash_segment::Scratch) {}
 
@@ -70,7 +71,7 @@ class RollingFileSink final : public Sink {
     troubled_ = false;
     retry_at_ns_ = 0;
     if (const int err = prepare_directory(); err != 0) enter_trouble(dir_, err);
-    inbox_.open(dir_, session.pid);
+    inbox_.open(dir_, session.pid, watch_triggers_);
     prepare_crash_file();
   }
 
@@ -341,6 +342,9 @@ class RollingFileSink final : public Sink {
   // (Config::io_retry_ms): long enough not to hammer a full disk, short
   // enough to lose little once it clears.
   const uint64_t retry_after_ns_;
+  // Triggers are looked for (RINGPROF_TRIGGER_POLL_MS != 0): the inbox keeps
+  // an inotify instance, one of the user's fs.inotify.max_user_instances.
+  const bool watch_triggers_;
   SegmentEncoder encoder_;
   std::vector<uint8_t> frame_;
   DirectoryBudget budget_;
