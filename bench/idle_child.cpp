@@ -1,7 +1,8 @@
 // A fresh process for BM_IdleFreshProcess (background_cost_bench.cpp), linked
 // to libringprof.so as an application is: starts recording into DIR (the
 // default configuration, with the CPU and heap samplers on or off), records
-// nothing for 5 s, prints the drainer's and the writer's CPU in ms, stops.
+// nothing for 5 s, prints the drainer's and the writer's CPU together and
+// each (ms), stops.
 //
 //   ringprof_bench_idle_child DIR 0|1
 #include <chrono>
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
   if (!ringprof::start(c)) return 1;
   std::this_thread::sleep_for(std::chrono::seconds(5));
   const ringprof::RecorderStats s = ringprof::recorder_stats();
-  std::printf("%.6f\n", static_cast<double>(s.drainer_cpu_ns + s.writer_cpu_ns) / 1e6);
+  std::printf("%.6f %.6f %.6f\n", static_cast<double>(s.drainer_cpu_ns + s.writer_cpu_ns) / 1e6,
+              static_cast<double>(s.drainer_cpu_ns) / 1e6, static_cast<double>(s.writer_cpu_ns) / 1e6);
   std::fflush(stdout);
   ringprof::stop();
   return 0;
