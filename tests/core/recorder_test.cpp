@@ -720,3 +720,44 @@ TEST(Recorder, MixedRecordsAcrossTheRingsEndArriveInOrder) {
   EXPECT_EQ(names, expected_names);
   EXPECT_EQ(values, expected_values);
 }
+
+// The same back-off beside threads the CPU sampler samples a thousand times a
+// second each: a sample does not end a sleep taken while events come (it
+// would, every one of them, were it the back-off of an idle drainer), so the
+// drainer sleeps about as often as without them; only a sample ring past its
+// wake fill wakes it (a quarter of 1024 slots: tens of samples). Skipped where
+// the sampler cannot run or took almost no samples.
+TEST(Recorder, SamplesDoNotEndTheBackOffWhileEventsCome) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.drain_interval_ms = 10;
+  c.flush_interval_ms = 200;
+  c.heap_interval = 0;
+  c.sample_hz = 1000;
+  ASSERT_TRUE(start(c, sink));
+  std::atomic<bool> done{false};
+  std::vector<std::thread> spinners;
+  for (int t = 0; t < 2; ++t)
+    spinners.emplace_back([&] {
+      uint64_t x = 1;
+      while (!done.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
+      EXPECT_NE(x, 0u);
+    });
+  RINGPROF_INSTANT("first");
+  ASSERT_TRUE(wait_for([&] { return events_named(*sink, "first") == 1; }, std::chrono::seconds(10)));
+  const std::optional<uint64_t> before = voluntary_switches("ringprof-drain");
+  const uint64_t samples_before = recorder_stats().samples_taken;
+  for (int i = 0; i < 500; ++i) {  // paced like a slow workload
+    RINGPROF_INSTANT("slow");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const std::optional<uint64_t> after = voluntary_switches("ringprof-drain");
+  const uint64_t samples = recorder_stats().samples_taken - samples_before;
+  done = true;
+  for (auto& t : spinners) t.join();
+  stop();
+  if (samples < 200) GTEST_SKIP() << "the sampler took " << samples << " samples";
+  ASSERT_TRUE(before && after);
+  EXPECT_LT(*after - *before, samples / 4) << samples << " samples";
+  EXPECT_EQ(events_named(*sink, "slow"), 500u);
+}

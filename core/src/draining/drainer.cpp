@@ -217,8 +217,11 @@ void Drainer::run() {
     cpu_ns_.store(internal::thread_cpu_ns(), std::memory_order_relaxed);
     uint64_t sleep_for = sleep_ns();
     const bool until_event = may_sleep_until_event();
-    const uint32_t seq =
-        drainer_wake::prepare_to_sleep(sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull, until_event);
+    // Only an idle back-off is woken by a CPU or heap sample (wake_if_idle):
+    // one that backs off while events come would be woken by every sample
+    // of every busy thread. A ring past its wake fill wakes either.
+    const uint32_t seq = drainer_wake::prepare_to_sleep(
+        idle_rounds_ != 0 && sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull, until_event);
     if (until_event) {
       // After prepare_to_sleep's fence: a producer that moves its limit
       // back up then sees the flag (ring.h).
@@ -361,9 +364,9 @@ uint64_t Drainer::batch_due_ns() const noexcept {
 }
 
 bool Drainer::rounds_on_time() const noexcept {
-  // The sampler names a Python frame while its code object is alive: a
+  // The samplers name a Python frame while its code object is alive: a
   // 100 ms round was seen to lose the names of short-lived code.
-  return sampler_ && sampler_->on() && internal::interpreter_frame_hooks() != nullptr;
+  return ((sampler_ && sampler_->on()) || config_.heap_interval != 0) && internal::interpreter_frame_hooks() != nullptr;
 }
 
 template <typename F>
@@ -613,6 +616,22 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
   Event* out = events_.data() + at;
   uint64_t first = batch_first_ns_, last = batch_last_ns_;
   size_t n = 0;
+  // On the way out, even by an exception (a new location out of memory):
+  // the batch ends at what was written, never at room it did not fill.
+  struct Commit {
+    Drainer& d;
+    size_t at;
+    const size_t& n;
+    const uint64_t& first;
+    const uint64_t& last;
+    EventRun& run;
+    ~Commit() {
+      d.events_.resize(at + n);
+      d.batch_first_ns_ = first;
+      d.batch_last_ns_ = last;
+      run.count += static_cast<uint32_t>(n);
+    }
+  } commit{*this, at, n, first, last, run};
   bool other = false;  // stopped at a record drain_ring() takes itself
   while (n < room && !other) {
     uint64_t len = room - n;
@@ -651,10 +670,6 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
     }
     n += k;
   }
-  events_.resize(at + n);
-  batch_first_ns_ = first;
-  batch_last_ns_ = last;
-  run.count += static_cast<uint32_t>(n);
   return i + n;
 }
 
