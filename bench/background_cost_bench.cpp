@@ -4,7 +4,7 @@
 //
 // BM_BackgroundCost/zones_per_s:R — one thread records R zones a second
 //   (two events each) in bursts of R/1000 zones at the start of every
-//   millisecond, sleeping the rest of it, for 3 seconds, into the files a
+//   millisecond, sleeping the rest of it, for 5 seconds, into the files a
 //   default configuration writes (a temporary directory; the CPU sampler off,
 //   so only the events count). Figures: drainer, writer and their sum in ns
 //   per event, and bytes on disk per event.
@@ -78,7 +78,7 @@ void add_ns(timespec* t, long ns) {
 
 void BM_BackgroundCost(benchmark::State& state) {
   const int64_t per_ms = state.range(0) / 1000;
-  constexpr int kMillis = 3000;
+  constexpr int kMillis = 5000;
   for (auto _ : state) {
     const std::string dir = fresh_dir("background");
     if (!ringprof::start(config_for(dir))) {

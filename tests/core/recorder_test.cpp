@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -611,4 +613,151 @@ TEST(Recorder, AnEventAfterAnIdleStretchArrivesWithinTheFlushInterval) {
   EXPECT_GT(recorder_stats().drainer_cpu_ns, asleep.drainer_cpu_ns) << "a round ran for it";
   stop();
   EXPECT_EQ(recorder_stats().events_written, 2u);
+}
+
+namespace {
+// The voluntary context switches of this process's thread named `comm`
+// (each sleep of the drainer is one), or nullopt when it is not found.
+std::optional<uint64_t> voluntary_switches(const std::string& comm) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream name(task.path() / "comm");
+    std::string n;
+    std::getline(name, n);
+    if (n != comm) continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stoull(line.substr(24));
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+// Events that come slowly (one every 2 ms, far below the ring's wake fill)
+// back the drainer off as idle rounds do: it went round every
+// RINGPROF_DRAIN_MS (here 10 ms: 100 rounds in the second) and now doubles its
+// sleep up to the batch's due time. Each event still arrives: the last within
+// 2 s (a batch is due RINGPROF_FLUSH_MS, 200 ms, after its oldest event).
+// The bound of 40 sleeps leaves room for the sleeps before the first event
+// and for whatever wakes it besides.
+TEST(Recorder, EventsBelowTheWakeFillBackTheDrainerOff) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.drain_interval_ms = 10;
+  c.flush_interval_ms = 200;
+  c.heap_interval = 0;
+  ASSERT_TRUE(start(c, sink));
+  RINGPROF_INSTANT("first");
+  ASSERT_TRUE(wait_for([&] { return events_named(*sink, "first") == 1; }, std::chrono::seconds(10)));
+  const std::optional<uint64_t> before = voluntary_switches("ringprof-drain");
+  ASSERT_TRUE(before.has_value());
+  // Paced like a slow workload (the pause is the workload's, not a wait).
+  for (int i = 0; i < 500; ++i) {
+    RINGPROF_INSTANT("slow");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const std::optional<uint64_t> after = voluntary_switches("ringprof-drain");
+  RINGPROF_INSTANT("last");
+  ASSERT_TRUE(wait_for([&] { return events_named(*sink, "last") == 1; }, std::chrono::seconds(2)));
+  ASSERT_TRUE(after.has_value());
+  EXPECT_LT(*after - *before, 40u) << "the drainer went round on the interval while events came";
+  stop();
+  EXPECT_EQ(events_named(*sink, "slow"), 500u);
+  EXPECT_EQ(recorder_stats().dropped_ring, 0u);
+}
+
+// A small ring read across its end many times, with plain records (zones
+// and instants named at their call site, which the drainer copies in a loop
+// of their own) between ones it handles one at a time (static-string names,
+// run-time names in continuation slots): every record arrives, in order, with
+// its name, its value only where its kind has one, and no stale payload.
+TEST(Recorder, MixedRecordsAcrossTheRingsEndArriveInOrder) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.ring_bytes = 256 * sizeof(Event);  // 64 slots wake the drainer
+  c.ring_max_bytes = c.ring_bytes;     // and it never grows
+  ASSERT_TRUE(start(c, sink));
+  uint32_t me = 0;
+  constexpr int kRounds = 300;
+  std::thread worker([&] {
+    for (int r = 0; r < kRounds; ++r) {
+      {
+        RINGPROF_ZONE("outer");
+        RINGPROF_COUNTER("depth", r);
+        instant(std::string_view("runtime-" + std::to_string(r % 3)));
+        RINGPROF_INSTANT("tick");
+      }
+      flow_begin(static_cast<uint64_t>(r), "hop");
+      if (r % 20 == 19) flush();  // the ring is read at other offsets each time
+    }
+    me = internal::t_slot.ring->thread_index;
+  });
+  worker.join();
+  stop();
+  ASSERT_EQ(recorder_stats().dropped_ring, 0u);
+  std::vector<std::string> names;
+  std::vector<EventKind> kinds;
+  std::vector<uint64_t> values;
+  for (const auto& e : sink->events) {
+    if (e.thread_index != me) continue;
+    kinds.push_back(e.event.kind);
+    if (kind_has_location(e.event.kind)) names.push_back(sink->location_name(e.event.loc));
+    values.push_back(e.event.p1);
+  }
+  std::vector<std::string> expected_names;
+  std::vector<EventKind> expected_kinds;
+  std::vector<uint64_t> expected_values;
+  for (int r = 0; r < kRounds; ++r) {
+    for (const char* n : {"outer", "depth"}) expected_names.push_back(n);
+    expected_names.push_back("runtime-" + std::to_string(r % 3));
+    for (const char* n : {"tick", "hop"}) expected_names.push_back(n);
+    for (EventKind k : {EventKind::ZoneBegin, EventKind::Counter, EventKind::Instant, EventKind::Instant,
+                        EventKind::ZoneEnd, EventKind::FlowBegin})
+      expected_kinds.push_back(k);
+    for (uint64_t v : {uint64_t{0}, double_bits(r), uint64_t{0}, uint64_t{0}, uint64_t{0}, static_cast<uint64_t>(r)})
+      expected_values.push_back(v);
+  }
+  EXPECT_EQ(kinds, expected_kinds);
+  EXPECT_EQ(names, expected_names);
+  EXPECT_EQ(values, expected_values);
+}
+
+// The same back-off beside threads the CPU sampler samples a thousand times a
+// second each: a sample does not end a sleep taken while events come (it
+// would, every one of them, were it the back-off of an idle drainer), so the
+// drainer sleeps about as often as without them; only a sample ring past its
+// wake fill wakes it (a quarter of 1024 slots: tens of samples). Skipped where
+// the sampler cannot run or took almost no samples.
+TEST(Recorder, SamplesDoNotEndTheBackOffWhileEventsCome) {
+  auto sink = std::make_shared<CaptureSink>();
+  Config c = quiet_config();
+  c.drain_interval_ms = 10;
+  c.flush_interval_ms = 200;
+  c.heap_interval = 0;
+  c.sample_hz = 1000;
+  ASSERT_TRUE(start(c, sink));
+  std::atomic<bool> done{false};
+  std::vector<std::thread> spinners;
+  for (int t = 0; t < 2; ++t)
+    spinners.emplace_back([&] {
+      uint64_t x = 1;
+      while (!done.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
+      EXPECT_NE(x, 0u);
+    });
+  RINGPROF_INSTANT("first");
+  ASSERT_TRUE(wait_for([&] { return events_named(*sink, "first") == 1; }, std::chrono::seconds(10)));
+  const std::optional<uint64_t> before = voluntary_switches("ringprof-drain");
+  const uint64_t samples_before = recorder_stats().samples_taken;
+  for (int i = 0; i < 500; ++i) {  // paced like a slow workload
+    RINGPROF_INSTANT("slow");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const std::optional<uint64_t> after = voluntary_switches("ringprof-drain");
+  const uint64_t samples = recorder_stats().samples_taken - samples_before;
+  done = true;
+  for (auto& t : spinners) t.join();
+  stop();
+  if (samples < 200) GTEST_SKIP() << "the sampler took " << samples << " samples";
+  ASSERT_TRUE(before && after);
+  EXPECT_LT(*after - *before, samples / 4) << samples << " samples";
+  EXPECT_EQ(events_named(*sink, "slow"), 500u);
 }

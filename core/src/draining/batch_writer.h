@@ -42,6 +42,7 @@
 
 #include "crash/crash_state.h"
 #include "ringprof/config.h"
+#include "draining/batch_memory.h"
 #include "ringprof/gpu.h"
 #include "ringprof/sink.h"
 
@@ -51,7 +52,7 @@ struct WriteJob {
   // The batch; absent in a job that only carries what follows it.
   bool has_batch = false;
   uint64_t sequence = 0;
-  std::vector<Event> events;
+  BatchEvents events;
   std::vector<EventRun> runs;
   std::vector<ThreadInfo> threads;
   std::vector<Location> new_locations;  // table entries added since the previous job
@@ -138,8 +139,11 @@ class BatchWriter {
   void lose_batch(const WriteJob& job);  // counts a batch that never reached the sink
   void poll_trigger(uint64_t now_ns);
   bool idle(uint64_t now_ns) const noexcept;
-  // An idle writer's wait, on the sink's trigger descriptor and wake_fd_
-  // instead of the queue's semaphore: a job that comes meanwhile, if any.
+  // The sink gives a trigger descriptor (an inotify watch) to wait on.
+  bool watched() const noexcept { return trigger_fd_ >= 0 && wake_fd_ >= 0; }
+  // A watched writer's wait, on the sink's trigger descriptor and wake_fd_
+  // instead of the queue's semaphore, until the next trigger poll is due: a
+  // job that comes meanwhile, if any.
   WriteJob* wait_idle(uint64_t now_ns);
   void prepare_spare_job();
   static constexpr uint32_t kSpareJobs = kMaxBatchesInFlight + 1;

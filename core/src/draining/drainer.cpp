@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
 #include <chrono>
 #include <concurrentqueue/concurrentqueue.h>
 #include <cstdio>
@@ -21,6 +23,7 @@
 #include "draining/quiet_thread.h"
 #include "draining/memory_pools.h"
 #include "draining/process_info.h"
+#include "ringprof/internal/interpreter_frames.h"
 #include "ringprof/rank.h"
 #include "sampler/sampler.h"
 
@@ -214,8 +217,11 @@ void Drainer::run() {
     cpu_ns_.store(internal::thread_cpu_ns(), std::memory_order_relaxed);
     uint64_t sleep_for = sleep_ns();
     const bool until_event = may_sleep_until_event();
-    const uint32_t seq =
-        drainer_wake::prepare_to_sleep(sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull, until_event);
+    // Only an idle back-off is woken by a CPU or heap sample (wake_if_idle):
+    // one that backs off while events come would be woken by every sample
+    // of every busy thread. A ring past its wake fill wakes either.
+    const uint32_t seq = drainer_wake::prepare_to_sleep(
+        idle_rounds_ != 0 && sleep_for > uint64_t{config_.drain_interval_ms} * 1000000ull, until_event);
     if (until_event) {
       // After prepare_to_sleep's fence: a producer that moves its limit
       // back up then sees the flag (ring.h).
@@ -258,13 +264,13 @@ void Drainer::run() {
       heap_round(false);
       const bool window_done = ops::drainer_round(ops_, internal::monotonic_ns());
       drain_all();
-      const bool worked =
-          events_.size() != events_before || threads_.size() != threads_before || flushing || window_done;
+      const bool found = events_.size() != events_before || threads_.size() != threads_before;
+      const bool worked = found || flushing || window_done;
       idle_rounds_ = worked ? 0 : idle_rounds_ + 1;
+      flow_rounds_ = found && !flushing && !window_done && !rounds_on_time() ? flow_rounds_ + 1 : 0;
       const uint64_t now = internal::monotonic_ns();
       if (gpu_.poll(flushing, now)) emit_batch(flushing);
-      const bool aged = !events_.empty() &&
-                        now - batch_started_mono_ >= uint64_t{config_.flush_interval_ms} * 1000000ull;
+      const bool aged = !events_.empty() && now >= batch_due_ns();
       bool handed = true;
       if (aged || flushing || window_done) handed = emit_batch(flushing);
       reclaim_rings(false);
@@ -328,21 +334,39 @@ uint64_t Drainer::sleep_ns() const noexcept {
   // /proc/self/task finds the threads that record nothing, and one that
   // lives less than the sleep may never be sampled (Python's threads
   // announce themselves). When the application did not run, longer, with the
-  // CPU alarm armed (arm_for_idle_sleep) to wake the drainer if it does. While rounds
-  // find events, every RINGPROF_DRAIN_MS: a 100 ms round was seen to lose
-  // Python frame names.
+  // CPU alarm armed (arm_for_idle_sleep) to wake the drainer if it does.
   // Not while the GPU is traced (CUPTI's buffers are polled) or a window is
   // open (time-bounded windows end on the drainer's clock).
-  if (idle_rounds_ == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
+  //
+  // Rounds that find events back off the same way (flow_rounds_), unless the
+  // sampler names Python frames (rounds_on_time): an event below the wake
+  // fill then waits in its ring instead of in the batch, and the batch is due
+  // RINGPROF_FLUSH_MS after its oldest event was recorded (batch_due_ns), so
+  // no event waits longer than before. At 10 k zones a second that is a few
+  // rounds a second instead of a hundred (docs/performance.md).
+  const uint32_t rounds = idle_rounds_ != 0 ? idle_rounds_ : flow_rounds_;
+  if (rounds == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
   const uint64_t flush_ns = uint64_t{config_.flush_interval_ms} * 1000000ull;
   const uint64_t most = sampler_ && sampler_->on() && !app_idle_ ? kIdleSleepSampledMaxNs : kIdleSleepMaxNs;
-  uint64_t sleep = std::min({interval << std::min<uint32_t>(idle_rounds_, 6), most, flush_ns});
-  if (!events_.empty()) {  // a batch waits: wake when it is due (RINGPROF_FLUSH_MS)
-    const uint64_t due = batch_started_mono_ + uint64_t{config_.flush_interval_ms} * 1000000ull;
+  uint64_t sleep = std::min({interval << std::min<uint32_t>(rounds, 6), most, flush_ns});
+  if (!events_.empty()) {  // a batch waits: wake when it is due
+    const uint64_t due = batch_due_ns();
     const uint64_t now = internal::monotonic_ns();
     sleep = std::min(sleep, due > now ? due - now : 0);
   }
   return std::max(interval, sleep);
+}
+
+uint64_t Drainer::batch_due_ns() const noexcept {
+  // From the oldest event's own time when it is older than the batch: it may
+  // have waited in its ring for a backed-off round (sleep_ns).
+  return std::min(batch_started_mono_, batch_first_ns_) + uint64_t{config_.flush_interval_ms} * 1000000ull;
+}
+
+bool Drainer::rounds_on_time() const noexcept {
+  // The samplers name a Python frame while its code object is alive: a
+  // 100 ms round was seen to lose the names of short-lived code.
+  return ((sampler_ && sampler_->on()) || config_.heap_interval != 0) && internal::interpreter_frame_hooks() != nullptr;
 }
 
 template <typename F>
@@ -549,6 +573,106 @@ void Drainer::note_thread_drops(const ThreadInfo& t, uint64_t ring, uint64_t io)
   d.dropped_io += io;
 }
 
+namespace {
+
+// A record drain_plain() takes: one slot, named by a SourceLocation or by
+// nothing (a zone's end), kept as it is but for its time and location id.
+// Memory events name their pool by index (drain_ring).
+constexpr bool kind_is_plain(EventKind k) noexcept {
+  return kind_is_ring_record(k) && k != EventKind::Sample && k != EventKind::ZoneStack && k != EventKind::HeapAlloc;
+}
+struct PlainKinds {
+  bool named[256];    // with NameRef::SourceLocation
+  bool unnamed[256];  // with NameRef::None
+};
+constexpr PlainKinds plain_kinds() noexcept {
+  PlainKinds p{};
+  for (unsigned k = 0; k < 256; ++k) {
+    const auto kind = static_cast<EventKind>(k);
+    p.named[k] = kind_is_plain(kind);
+    p.unnamed[k] = kind_is_plain(kind) && !kind_is_memory(kind);
+  }
+  return p;
+}
+constexpr PlainKinds kPlainKinds = plain_kinds();
+// drain_plain() writes an Event as four 64-bit words: the second holds kind,
+// ref, extra and loc, low byte first.
+static_assert(std::endian::native == std::endian::little);
+static_assert(offsetof(Event, kind) == 8 && offsetof(Event, ref) == 9 && offsetof(Event, extra) == 10 &&
+              offsetof(Event, loc) == 12 && offsetof(Event, p0) == 16 && offsetof(Event, p1) == 24);
+
+}  // namespace
+
+uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t cap, EventRun& run) {
+  // The bulk of every recording (zones' begins and ends), the way the
+  // general loop in drain_ring() treats them, written straight into the
+  // batch with its bounds in registers: that loop costs about twice as much
+  // per event, in branches and in stores to members it cannot keep in
+  // registers (measured in docs/performance.md).
+  const size_t at = events_.size();
+  const size_t room = static_cast<size_t>(std::min<uint64_t>(ready - i, cap - at));
+  if (room == 0) return i;
+  events_.resize(at + room);  // default-initialised: nothing written yet (batch_memory.h)
+  Event* out = events_.data() + at;
+  uint64_t first = batch_first_ns_, last = batch_last_ns_;
+  size_t n = 0;
+  // On the way out, even by an exception (a new location out of memory):
+  // the batch ends at what was written, never at room it did not fill.
+  struct Commit {
+    Drainer& d;
+    size_t at;
+    const size_t& n;
+    const uint64_t& first;
+    const uint64_t& last;
+    EventRun& run;
+    ~Commit() {
+      d.events_.resize(at + n);
+      d.batch_first_ns_ = first;
+      d.batch_last_ns_ = last;
+      run.count += static_cast<uint32_t>(n);
+    }
+  } commit{*this, at, n, first, last, run};
+  bool other = false;  // stopped at a record drain_ring() takes itself
+  while (n < room && !other) {
+    uint64_t len = room - n;
+    const Event* src = r.peek_run(i + n, &len);  // up to the end of the ring's memory
+    Event* dst = out + n;
+    size_t k = 0;
+    for (; k < len; ++k) {
+      const Event& e = src[k];
+      const auto kind = static_cast<uint8_t>(e.kind);
+      uint32_t loc;
+      uint64_t p0;
+      if (e.ref == NameRef::SourceLocation && kPlainKinds.named[kind]) {
+        loc = locations_.for_source(reinterpret_cast<const ringprof_source_location*>(e.p0));
+        p0 = e.p0;  // keeps the name reachable for the crash flush (drain_ring)
+      } else if (e.ref == NameRef::None && kPlainKinds.unnamed[kind]) {
+        loc = 0;
+        p0 = 0;
+      } else {
+        other = true;
+        break;
+      }
+      const uint64_t ts = clock_.to_ns(e.ts);
+      // Four whole words into the batch. An Event built field by field on
+      // the stack and copied out was read back before its narrow stores
+      // could forward to the wide loads: that stall was most of this loop's
+      // time.
+      const uint64_t head = kind | uint64_t{static_cast<uint8_t>(e.ref)} << 8 | uint64_t{loc} << 32;  // extra = 0
+      const uint64_t p1 = kind_has_value(e.kind) ? e.p1 : 0;  // producers leave it stale
+      auto* slot = reinterpret_cast<unsigned char*>(dst + k);
+      std::memcpy(slot, &ts, 8);
+      std::memcpy(slot + 8, &head, 8);
+      std::memcpy(slot + 16, &p0, 8);
+      std::memcpy(slot + 24, &p1, 8);
+      first = std::min(first, ts);
+      last = std::max(last, ts);
+    }
+    n += k;
+  }
+  return i + n;
+}
+
 void Drainer::drain_ring(ThreadState& t) {
   Ring* r = t.ring;
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
@@ -568,6 +692,9 @@ void Drainer::drain_ring(ThreadState& t) {
     t.in_batch = true;
     uint64_t i = 0;
     while (i < ready && events_.size() < cap) {
+      i = drain_plain(*r, i, ready, cap, run);
+      if (i == ready || events_.size() == cap) break;
+      // Anything else, one record at a time.
       const Event& e = r->peek(i);
       const uint64_t extra = trailing_slots(e);
       if (i + 1 + extra > ready) break;  // cannot happen: records are published whole
@@ -712,6 +839,7 @@ bool Drainer::emit_batch(bool wait) {
   WriteJob& j = *job;
   j.has_batch = true;
   j.sequence = sequence_++;
+  const bool full = events_.size() >= std::max<uint32_t>(config_.batch_events, 1024);
   j.events.swap(events_);  // the job's emptied vector (capacity kept) becomes the next batch's
   j.runs.swap(runs_);
   j.threads = batch_threads_;
@@ -771,6 +899,7 @@ bool Drainer::emit_batch(bool wait) {
   runs_.clear();
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
   if (events_.capacity() < cap) events_.reserve(cap);
+  if (full) advise_huge_pages(events_);  // the next one is likely to fill too (batch_memory.h)
   samples_in_batch_ = 0;
   unrecorded_in_batch_ = 0;
   for (auto& [index, t] : threads_) t.in_batch = false;

@@ -106,6 +106,9 @@ class Drainer : private sampler::SampleVisitor {
   // rounds find nothing and nothing else needs one on time.
   bool may_sleep_until_event() const noexcept;
   void drain_ring(ThreadState& t);
+  // From record i of r's `ready`: the plain records (drainer.cpp) up to the
+  // first other one, into the batch (at most `cap` events); where it stopped.
+  uint64_t drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t cap, EventRun& run);
   // The stack of a ZoneStack record (its `words` words in the slots after
   // position `at` of the ring) interned as a Sample's is; 0 when the stack
   // table is full.
@@ -208,7 +211,7 @@ class Drainer : private sampler::SampleVisitor {
   void disarm_after_sleep() noexcept;
 
   // The current batch.
-  std::vector<Event> events_;
+  BatchEvents events_;
   std::vector<EventRun> runs_;
   std::vector<ThreadInfo> batch_threads_;
   uint64_t batch_first_ns_ = ~0ull;
@@ -243,7 +246,12 @@ class Drainer : private sampler::SampleVisitor {
   // published just as the drainer went to sleep (its thread past the limit
   // check already, and silent since) waits no longer than this.
   static constexpr uint64_t kUntilEventMaxNs = 10'000'000'000;
+  // Rounds in a row that found events, with nothing that needs rounds every
+  // RINGPROF_DRAIN_MS (rounds_on_time); sleep_ns backs off on them too.
+  uint32_t flow_rounds_ = 0;
   uint64_t sleep_ns() const noexcept;
+  uint64_t batch_due_ns() const noexcept;  // when the current batch must go to the writer
+  bool rounds_on_time() const noexcept;
   std::atomic<uint64_t> rings_live_{0};
 
   GpuCollector gpu_;  // GPU activity (CUPTI) for the batches; last, so it starts after the rest is set up
