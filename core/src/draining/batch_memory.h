@@ -19,11 +19,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <new>
-#include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "ringprof/event.h"
 
@@ -31,18 +31,74 @@ namespace ringprof {
 
 inline constexpr size_t kBatchHugePage = size_t{2} << 20;
 
-template <typename T>
-struct BatchAllocator {
-  using value_type = T;
+// A batch's events, as the drainer collects them and the writer reads them:
+// a vector of Events but for two things. Its memory is had as said above,
+// and grow() adds room without writing to it,
+// so drain_plain() writes each event once, straight into the batch, at the
+// same cost in any build (a std::vector's resize() constructs every element
+// it adds, a loop only an optimiser removes).
+class BatchEvents {
+ public:
+  BatchEvents() noexcept = default;
+  BatchEvents(const BatchEvents&) = delete;
+  BatchEvents& operator=(const BatchEvents&) = delete;
+  BatchEvents(BatchEvents&& o) noexcept { swap(o); }
+  BatchEvents& operator=(BatchEvents&& o) noexcept {
+    BatchEvents gone(std::move(o));
+    swap(gone);
+    return *this;
+  }
+  ~BatchEvents() { release(data_, capacity_); }
 
-  BatchAllocator() noexcept = default;
-  template <typename U>
-  BatchAllocator(const BatchAllocator<U>&) noexcept {}
+  size_t size() const noexcept { return size_; }
+  size_t capacity() const noexcept { return capacity_; }
+  bool empty() const noexcept { return size_ == 0; }
+  Event* data() noexcept { return data_; }
+  const Event* data() const noexcept { return data_; }
+  Event* begin() noexcept { return data_; }
+  Event* end() noexcept { return data_ + size_; }
+  const Event* begin() const noexcept { return data_; }
+  const Event* end() const noexcept { return data_ + size_; }
+  Event& operator[](size_t i) noexcept { return data_[i]; }
+  const Event& operator[](size_t i) const noexcept { return data_[i]; }
 
-  T* allocate(size_t n) {
-    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
-    const size_t bytes = n * sizeof(T);
-    if (bytes < kBatchHugePage) return std::allocator<T>().allocate(n);
+  void clear() noexcept { size_ = 0; }
+  void swap(BatchEvents& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
+  }
+  void reserve(size_t n) {
+    if (n <= capacity_) return;
+    Event* fresh = acquire(n);
+    if (size_ != 0) std::memcpy(static_cast<void*>(fresh), data_, size_ * sizeof(Event));
+    release(data_, capacity_);
+    data_ = fresh;
+    capacity_ = n;
+  }
+  void push_back(const Event& e) {
+    if (size_ == capacity_) reserve(std::max<size_t>(capacity_ * 2, 1024));
+    data_[size_++] = e;
+  }
+  // n more events at the end, not written: the caller writes them, or gives
+  // back what it did not write with truncate().
+  Event* grow(size_t n) {
+    if (n > capacity_ - size_) reserve(std::max(size_ + n, capacity_ * 2));
+    Event* at = data_ + size_;
+    size_ += n;
+    return at;
+  }
+  void truncate(size_t n) noexcept {
+    if (n < size_) size_ = n;
+  }
+
+ private:
+  static size_t mapped_size(size_t bytes) noexcept { return (bytes + kBatchHugePage - 1) & ~(kBatchHugePage - 1); }
+
+  static Event* acquire(size_t n) {
+    if (n > SIZE_MAX / sizeof(Event)) throw std::bad_array_new_length();
+    const size_t bytes = n * sizeof(Event);
+    if (bytes < kBatchHugePage) return std::allocator<Event>().allocate(n);
     const size_t size = mapped_size(bytes);
     // Over-map by one huge page, then give back what lies outside the
     // aligned range, so the whole buffer can be backed by huge pages.
@@ -54,41 +110,22 @@ struct BatchAllocator {
     const uintptr_t tail = aligned + size;
     const uintptr_t mapped_end = start + size + kBatchHugePage;
     if (mapped_end != tail) munmap(reinterpret_cast<void*>(tail), mapped_end - tail);
-    return reinterpret_cast<T*>(aligned);
+    return reinterpret_cast<Event*>(aligned);
   }
-
-  void deallocate(T* p, size_t n) noexcept {
-    const size_t bytes = n * sizeof(T);
+  static void release(Event* p, size_t n) noexcept {
+    if (p == nullptr) return;
+    const size_t bytes = n * sizeof(Event);
     if (bytes < kBatchHugePage) {
-      std::allocator<T>().deallocate(p, n);
+      std::allocator<Event>().deallocate(p, n);
       return;
     }
     munmap(p, mapped_size(bytes));
   }
 
-  // Default-initialised, not zeroed: resize() then leaves the memory as it
-  // is, so the drainer can write events straight into the room it made
-  // (Event has no initialisers).
-  template <typename U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-
-  template <typename U>
-  bool operator==(const BatchAllocator<U>&) const noexcept {
-    return true;
-  }
-
- private:
-  static size_t mapped_size(size_t bytes) noexcept { return (bytes + kBatchHugePage - 1) & ~(kBatchHugePage - 1); }
+  Event* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
 };
-
-// A batch's events, as the drainer collects them and the writer reads them.
-using BatchEvents = std::vector<Event, BatchAllocator<Event>>;
 
 // Asks for huge pages for the part of `events`' buffer not touched yet (an
 // advice: pages already in place stay as they are).

@@ -612,8 +612,7 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
   const size_t at = events_.size();
   const size_t room = static_cast<size_t>(std::min<uint64_t>(ready - i, cap - at));
   if (room == 0) return i;
-  events_.resize(at + room);  // default-initialised: nothing written yet (batch_memory.h)
-  Event* out = events_.data() + at;
+  Event* out = events_.grow(room);  // not written yet (batch_memory.h)
   uint64_t first = batch_first_ns_, last = batch_last_ns_;
   size_t n = 0;
   // On the way out, even by an exception (a new location out of memory):
@@ -626,7 +625,7 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
     const uint64_t& last;
     EventRun& run;
     ~Commit() {
-      d.events_.resize(at + n);
+      d.events_.truncate(at + n);
       d.batch_first_ns_ = first;
       d.batch_last_ns_ = last;
       run.count += static_cast<uint32_t>(n);
