@@ -185,13 +185,23 @@ class DdpJobTest(unittest.TestCase):
             # An async span holds no thread: no self time.
             self.assertEqual(float(rows["gloo:all_reduce"]["self_us"]), 0.0)
             # Timed inside the step: a waiting rank's all_reduce lasts about
-            # the straggler's extra time, under one step, so on average they
-            # last less than a step. One may run longer on a loaded machine
-            # (three ranks on two cores beside other tests: once 56 ms in a
-            # 26 ms step), but none as long as four steps.
+            # the straggler's extra time, the straggler's own a short part of
+            # it, so the median one lasts less than a step. The median, not
+            # the average: the waiting ranks' all_reduce fills all but the
+            # 1-2 ms of their forward and backward, and on a loaded machine
+            # (three ranks on two cores beside other tests) one may run long
+            # (once 56 ms in a 26 ms step) and pull the average past the
+            # step's median. None lasts as long as four steps.
             step_ns = report["ranks"][r]["step_time_median_ns"]
             self.assertGreater(step_ns, self.EXTRA_MS * 1e6)
-            self.assertLess(float(rows["gloo:all_reduce"]["avg_us"]) * 1000, step_ns)
+            durations = sorted(s.dur_ns for s in __import__("ringprof").open(self.rank_dir(r)).spans
+                               if s.name == "gloo:all_reduce")
+            median = durations[len(durations) // 2]
+            self.assertLess(median, step_ns)
+            if r == 1:  # the others were waiting for it
+                self.assertLess(median, self.EXTRA_MS * 1e6 / 2)
+            else:  # waiting for the straggler's extra work
+                self.assertGreater(median, self.EXTRA_MS * 1e6 / 2)
             self.assertLess(float(rows["gloo:all_reduce"]["max_us"]) * 1000, 4 * step_ns)
             self.assertGreater(float(rows["gloo:all_reduce"]["min_us"]), 0)
             # Every process-group operation is a collective of the rank.
