@@ -805,14 +805,14 @@ void Drainer::discard_batch() {
 }
 
 void Drainer::wait_for_writer() {
-  // The writer wakes the drainer (drainer_wake) once it has room.
+  // The writer wakes the drainer (drainer_wake) once it has room. Not a
+  // round's sleep: a drainer left behind at stop() waits here while the next
+  // session's sleeps between rounds, and must not touch the flags that tell
+  // producers to wake that one (prepare_to_wait).
   while (writer_->full()) {
-    const uint32_t seq = drainer_wake::prepare_to_sleep();
-    if (!writer_->full()) {
-      drainer_wake::cancel_sleep();
-      return;
-    }
-    drainer_wake::sleep(seq, 10'000'000ull);
+    const uint32_t seq = drainer_wake::prepare_to_wait();
+    if (!writer_->full()) return;
+    drainer_wake::wait(seq, 10'000'000ull);
   }
 }
 

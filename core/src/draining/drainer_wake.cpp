@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 
 #include "ringprof/internal/ring.h"
 
@@ -19,8 +20,13 @@ constinit std::atomic<uint64_t> g_wakes{0};
 constinit std::atomic<uint32_t> g_idle{0};        // the drainer backs off (prepare_to_sleep's `idle`)
 constinit std::atomic<uint32_t> g_next_event{0};  // it sleeps until the next event (`until_event`)
 
-void futex_wake_one() noexcept {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+// Every waiter, not one: a drainer that a stuck disk left behind at stop()
+// still waits on this word for its writer (Drainer::wait_for_writer) while
+// the next session's drainer sleeps on it too, and a wake meant for the new
+// one must not be taken by the old (BatchWriter.StopGivesUpOn... started a
+// second session whose stop() then waited 10 s for nothing).
+void futex_wake() noexcept {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
 }  // namespace
@@ -35,7 +41,7 @@ void ring_past_wake_fill() noexcept {
   if (g_waiting.exchange(0, std::memory_order_acq_rel) == 0) return;  // another producer woke it
   g_seq.fetch_add(1, std::memory_order_release);
   g_wakes.fetch_add(1, std::memory_order_relaxed);
-  futex_wake_one();
+  futex_wake();
 }
 
 void ring_refilled() noexcept {
@@ -61,16 +67,22 @@ uint32_t prepare_to_sleep(bool idle, bool until_event) noexcept {
   return seq;
 }
 
+uint32_t prepare_to_wait() noexcept { return g_seq.load(std::memory_order_acquire); }
+
 void cancel_sleep() noexcept {
   g_waiting.store(0, std::memory_order_relaxed);
   g_idle.store(0, std::memory_order_relaxed);
   g_next_event.store(0, std::memory_order_relaxed);
 }
 
-void sleep(uint32_t seq, uint64_t timeout_ns) noexcept {
+void wait(uint32_t seq, uint64_t timeout_ns) noexcept {
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000ull), static_cast<long>(timeout_ns % 1000000000ull)};
   // EINTR, EAGAIN (seq moved) and ETIMEDOUT all mean: go and look.
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_seq), FUTEX_WAIT_PRIVATE, seq, &ts, nullptr, 0);
+}
+
+void sleep(uint32_t seq, uint64_t timeout_ns) noexcept {
+  wait(seq, timeout_ns);
   g_waiting.store(0, std::memory_order_relaxed);
   g_idle.store(0, std::memory_order_relaxed);
   g_next_event.store(0, std::memory_order_relaxed);
@@ -87,7 +99,7 @@ void wake_if_idle() noexcept {
 void wake() noexcept {
   g_seq.fetch_add(1, std::memory_order_release);
   g_wakes.fetch_add(1, std::memory_order_relaxed);
-  futex_wake_one();
+  futex_wake();
 }
 
 uint64_t wakes() noexcept { return g_wakes.load(std::memory_order_relaxed); }

@@ -28,10 +28,17 @@ namespace ringprof::drainer_wake {
 // ring's limit after this call (Ring::wake_at_next_claim), so the next claim
 // of any thread wakes it (internal::ring_refilled, ring.h).
 uint32_t prepare_to_sleep(bool idle = false, bool until_event = false) noexcept;
+// For a wait on something other than events (the writer's room): the value
+// to pass to sleep(), leaving the flags that producers and samplers read as
+// they are. Another drainer may sleep between rounds meanwhile: one that a
+// stuck disk left behind at stop() waits here while the next session runs.
+uint32_t prepare_to_wait() noexcept;
 // The drainer found work after prepare_to_sleep(): it will not sleep.
 void cancel_sleep() noexcept;
 // Sleeps until a wake or `timeout_ns`, unless a wake came since `seq` was read.
 void sleep(uint32_t seq, uint64_t timeout_ns) noexcept;
+// The same after prepare_to_wait(): the flags stay as they are.
+void wait(uint32_t seq, uint64_t timeout_ns) noexcept;
 // Wakes a drainer that prepared an idle sleep, once. Called by the CPU and
 // heap samplers after writing a sample (its interpreter frames are named
 // while their code is alive: they are read by address) and by a thread
