@@ -252,8 +252,15 @@ class DdpJobTest(unittest.TestCase):
         # done while the straggler is in extra_work, stretches when three
         # ranks share two cores with other tests, hiding part of the extra
         # time (once 17.4 ms late for 20.0 ms of extra work).
-        self.assertLessEqual(abs(s["late_ns_median"] - support.median_lateness(
-            [self.rank_dir(r) for r in range(3)], "gloo:", 1, spans=True)), 1000)
+        # Within 2%: the reference pairs each rank's k-th call, while `ranks`
+        # matches calls without PyTorch's number (DDP's, made from C++) by
+        # their ends (docs/ranks.md). The two agree to the nanosecond when
+        # the ends of one collective lie together; on a loaded runner they
+        # once differed by 44.7 µs of a 20 ms median: one call matched
+        # otherwise moves the median to a neighbouring call's lateness.
+        reference = support.median_lateness([self.rank_dir(r) for r in range(3)], "gloo:", 1, spans=True)
+        self.assertLessEqual(abs(s["late_ns_median"] - reference), max(1000, reference * 0.02),
+                             (s["late_ns_median"], reference))
         self.assertGreaterEqual(s["late_ns_median"], median / 2, (s["late_ns_median"], median))
         self.assertLessEqual(s["late_ns_median"], median * 1.1, (s["late_ns_median"], median))
 
