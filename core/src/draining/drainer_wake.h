@@ -29,9 +29,10 @@ namespace ringprof::drainer_wake {
 // of any thread wakes it (internal::ring_refilled, ring.h).
 uint32_t prepare_to_sleep(bool idle = false, bool until_event = false) noexcept;
 // For a wait on something other than events (the writer's room): the value
-// to pass to sleep(), leaving the flags that producers and samplers read as
-// they are. Another drainer may sleep between rounds meanwhile: one that a
-// stuck disk left behind at stop() waits here while the next session runs.
+// to pass to wait(), which leaves the flags that producers and samplers read
+// as they are (sleep() clears them). Another drainer may sleep between rounds
+// meanwhile: one that a stuck disk left behind at stop() waits here while the
+// next session runs.
 uint32_t prepare_to_wait() noexcept;
 // The drainer found work after prepare_to_sleep(): it will not sleep.
 void cancel_sleep() noexcept;
