@@ -79,12 +79,6 @@ void add_ns(timespec* t, long ns) {
   }
 }
 
-uint64_t monotonic_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
 void record_in_bursts(int64_t zones_per_s, int millis) {
   const int64_t per_ms = zones_per_s / 1000;
   timespec next{};
@@ -100,12 +94,12 @@ void record_in_bursts(int64_t zones_per_s, int millis) {
 }
 
 void record_evenly(int64_t zones_per_s, int millis) {
-  const uint64_t start = monotonic_ns();
+  const uint64_t start = ringprof::internal::monotonic_ns();
   const int64_t zones = zones_per_s * millis / 1000;
   for (int64_t i = 0; i < zones; ++i) {
     // Zone i is due i/R s after the start: a late one does not shift the rest.
     const uint64_t due = start + static_cast<uint64_t>(i) * 1000000000ull / static_cast<uint64_t>(zones_per_s);
-    while (monotonic_ns() < due) {
+    while (ringprof::internal::monotonic_ns() < due) {
     }
     RINGPROF_ZONE("paced");
     benchmark::ClobberMemory();
