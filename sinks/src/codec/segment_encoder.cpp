@@ -496,7 +496,9 @@ size_t SegmentEncoder::State::compress_and_frame(const Batch& batch, uint32_t ev
   } else {
     const size_t bound = ZSTD_compressBound(raw_size);
     out.resize(start + format::kHeaderSize + bound);
-    stored = ZSTD_compressCCtx(cctx, out.data() + start + format::kHeaderSize, bound, raw, raw_size, level);
+    // Starts a new frame with the context's parameters (make_cctx); zstd
+    // still shrinks its tables for a small segment.
+    stored = ZSTD_compress2(cctx, out.data() + start + format::kHeaderSize, bound, raw, raw_size);
     if (ZSTD_isError(stored) || stored > format::kMaxPayload) return fail(start);
     out.resize(start + format::kHeaderSize + stored);
   }
@@ -536,9 +538,41 @@ void SegmentEncoder::State::undo_changes() {
   undo = Undo{};
 }
 
+namespace {
+
+// zstd's fast levels (1 to 3: its "fast" and "double fast" match finders at
+// every input size) size their hash tables for throughput on a warm core:
+// level 3 takes 512 KiB to 768 KiB for a segment's 150-300 KB. The writer
+// compresses one segment and sleeps, so each segment met those tables cold
+// and its random probes missed cache: at 1 M zones/s, zstd cost about twice
+// its warm speed. Tables of 2^13 entries each (64 KiB in all) stay cached and
+// lose next to nothing on event columns, whose repeats lie close together
+// (docs/performance.md: the demo's segments 0.1% larger or smaller, the
+// writer ~15% cheaper). Higher levels are asked for by users who want the
+// ratio, and keep zstd's tables.
+constexpr int kFastLevelMax = 3;
+constexpr int kFastTableLog = 13;
+
+ZSTD_CCtx* make_cctx(int level) {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  if (c == nullptr) return nullptr;
+  size_t r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+  if (!ZSTD_isError(r) && level <= kFastLevelMax) {
+    r = ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, kFastTableLog);
+    if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, ZSTD_c_chainLog, kFastTableLog);
+  }
+  if (ZSTD_isError(r)) {
+    ZSTD_freeCCtx(c);
+    return nullptr;  // encode() then fails and says so, as with no context at all
+  }
+  return c;
+}
+
+}  // namespace
+
 SegmentEncoder::SegmentEncoder(int zstd_level) : state_(new State) {
   state_->level = zstd_level;
-  state_->cctx = zstd_level == kStored ? nullptr : ZSTD_createCCtx();
+  state_->cctx = zstd_level == kStored ? nullptr : make_cctx(zstd_level);
 }
 
 SegmentEncoder::~SegmentEncoder() {
