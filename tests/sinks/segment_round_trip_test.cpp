@@ -189,9 +189,12 @@ BatchData zone_batch(size_t n) {
   return d;
 }
 
-// Levels 1-3 keep zstd's match tables small (segment_encoder.cpp): the level
-// changes only how the payload is stored, and on event columns the small
-// tables compress about as well as zstd's own for that level.
+// Levels 0-3 keep zstd's match tables small and others do not
+// (segment_encoder.cpp): every level stores a payload that decodes whole, and
+// level 3's small tables compress event columns as well as zstd's own within
+// 2% (here exactly as well: on these jittered columns every match is local).
+// What the small tables save is time, which bench/background_cost_bench.cpp
+// measures; this test guards the ratio.
 TEST(SegmentCodec, EveryLevelStoresTheSamePayload) {
   const BatchData d = zone_batch(65536);
   std::vector<uint8_t> level3;
@@ -203,7 +206,7 @@ TEST(SegmentCodec, EveryLevelStoresTheSamePayload) {
   const std::vector<uint8_t> raw = raw_payload_of(level3);
   ASSERT_GT(raw.size(), 100'000u);  // past the sizes at which zstd shrinks its tables itself
 
-  for (int level : {1, 2, 4, 9, 19}) {
+  for (int level : {0, 1, 2, 4, 9, 19, -5}) {
     SCOPED_TRACE(level);
     SegmentEncoder enc(level);
     enc.start_file(test_session());
