@@ -542,17 +542,17 @@ namespace {
 
 // zstd's fast levels (1 to 3, and 0, its default, which is 3: the "fast" and
 // "double fast" match finders at every input size) size their hash tables for
-// throughput on a warm core: 2^13 to 2^17 entries, level 3 512 KiB to 768 KiB
-// for a segment's 150-300 KB. The writer
-// compresses one segment and sleeps, so each segment met those tables cold
-// and its random probes missed cache: at 1 M zones/s, zstd cost about twice
-// its warm speed. Tables of 2^13 entries each (64 KiB in all) stay cached and
-// lose next to nothing on event columns, whose repeats lie close together
-// (docs/performance.md: the demo's segments 0.1% larger or smaller, the
-// writer ~15% cheaper). Higher levels are asked for by users who want the
-// ratio, and keep zstd's tables; so do negative levels (Config allows 1-19,
-// a Config set in code may say anything), whose tables are smaller already.
-// zstd still shrinks the set sizes for a small segment.
+// throughput on a warm core: 2^13 to 2^17 entries, at level 3 512 KiB to
+// 768 KiB for a segment's 150-300 KB. The writer compresses one segment and
+// sleeps, so each segment met those tables cold and its random probes missed
+// cache: at 1 M zones/s, zstd cost about twice its warm speed. Tables of 2^13
+// entries each (64 KiB in all) stay cached and lose next to nothing on event
+// columns, whose repeats lie close together (docs/performance.md: the demo's
+// segments 0.1% larger or smaller, the writer 15-20% cheaper). Higher levels
+// are asked for by users who want the ratio, and keep zstd's tables; so do
+// negative levels (Config allows 1-19; one set in code may say anything),
+// whose tables are smaller already. zstd still shrinks the set sizes for a
+// small segment.
 constexpr int kFastLevelMax = 3;
 constexpr int kFastTableLog = 13;
 
