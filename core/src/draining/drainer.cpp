@@ -595,7 +595,6 @@ constexpr PlainKinds plain_kinds() noexcept {
   return p;
 }
 constexpr PlainKinds kPlainKinds = plain_kinds();
-constexpr uintptr_t kRingPrefetch = 16 * sizeof(Event);  // bytes ahead
 // drain_plain() writes an Event as four 64-bit words: the second holds kind,
 // ref, extra and loc, low byte first.
 static_assert(std::endian::native == std::endian::little);
@@ -640,12 +639,6 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
     size_t k = 0;
     for (; k < len; ++k) {
       const Event& e = src[k];
-      // The ring's lines were written on the recording thread's core; asking
-      // for them half a kilobyte ahead overlaps those transfers (drainer
-      // 11.6 → 11.1 ns per event at 1 M zones/s, four runs each, alternating).
-      // Past the end of the ring's memory it asks for nothing harmful: a
-      // prefetch never faults (an address, not a pointer into the ring).
-      __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(&e) + kRingPrefetch));
       const auto kind = static_cast<uint8_t>(e.kind);
       uint32_t loc;
       uint64_t p0;
