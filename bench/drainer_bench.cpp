@@ -15,11 +15,10 @@
 
 #include <algorithm>
 #include <map>
-#include <random>
 #include <thread>
 #include <vector>
 
-#include "support/owned_batch.h"
+#include "support/service_batch.h"
 #include "bench_main.h"
 #include "ringprof/ringprof.h"
 #include "ringprof/segment_codec.h"
@@ -30,46 +29,8 @@ namespace {
 using namespace ringprof;
 
 using SyntheticBatch = ringprof::test::OwnedBatch;
+using ringprof::test::service_batch;
 
-// Four threads, each a loop of request → {parse, compute → 3 × layer, serialize}
-// with durations jittered around a few microseconds, as a service would show.
-SyntheticBatch make_batch(size_t n_events) {
-  SyntheticBatch s;
-  const char* names[] = {"handle_request", "parse", "compute", "layer", "serialize"};
-  for (uint32_t i = 0; i < 5; ++i) s.locations.push_back({i + 1, names[i], "run", "service.cpp", 10 * (i + 1)});
-  std::mt19937_64 rng(7);
-  std::uniform_int_distribution<uint64_t> jitter(800, 3000);
-  const size_t per_thread = n_events / 4;
-  for (uint32_t t = 0; t < 4; ++t) {
-    s.threads.push_back({t + 1, 1000 + t, "worker", 1, 0, 0});
-    EventRun run{t + 1, static_cast<uint32_t>(s.events.size()), 0};
-    uint64_t ts = 1000000000ull + t * 333;
-    auto push = [&](EventKind k, uint32_t loc) {
-      Event e{};
-      e.ts = ts += jitter(rng);
-      e.kind = k;
-      e.loc = loc;
-      s.events.push_back(e);
-      ++run.count;
-    };
-    while (run.count + 12 <= per_thread) {
-      push(EventKind::ZoneBegin, 1);
-      push(EventKind::ZoneBegin, 2);
-      push(EventKind::ZoneEnd, 0);
-      push(EventKind::ZoneBegin, 3);
-      for (int l = 0; l < 3; ++l) {
-        push(EventKind::ZoneBegin, 4);
-        push(EventKind::ZoneEnd, 0);
-      }
-      push(EventKind::ZoneEnd, 0);
-      push(EventKind::ZoneBegin, 5);
-      push(EventKind::ZoneEnd, 0);
-      push(EventKind::ZoneEnd, 0);
-    }
-    s.runs.push_back(run);
-  }
-  return s;
-}
 
 double thread_cpu_seconds() {
   timespec ts;
@@ -78,7 +39,7 @@ double thread_cpu_seconds() {
 }
 
 void BM_EncodeSegment(benchmark::State& state) {
-  const SyntheticBatch s = make_batch(65536);
+  const SyntheticBatch s = service_batch(65536);
   const Batch b = s.batch();
   SegmentEncoder enc(static_cast<int>(state.range(0)));
   SessionInfo session;
@@ -113,7 +74,7 @@ BENCHMARK(BM_EncodeSegment)->Arg(1)->Arg(3);
 // events, with no columns and no FlatBuffers. The ratio of the two, taken in
 // one run, moves with the encoder's own code and hardly with the machine.
 void BM_ZstdRawEvents(benchmark::State& state) {
-  const SyntheticBatch s = make_batch(65536);
+  const SyntheticBatch s = service_batch(65536);
   const size_t raw = s.events.size() * sizeof(Event);
   std::vector<char> out(ZSTD_compressBound(raw));
   ZSTD_CCtx* cctx = ZSTD_createCCtx();

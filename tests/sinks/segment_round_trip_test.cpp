@@ -13,6 +13,7 @@
 #include "support/frame_bytes.h"
 #include "support/frame_stream.h"
 #include "support/segment_batches.h"
+#include "support/service_batch.h"
 #include "ringprof/format.h"
 #include "ringprof/segment_codec.h"
 
@@ -162,33 +163,6 @@ TEST(SegmentCodec, AcceptsUncompressedFrames) {
   EXPECT_FALSE(err.empty());
 }
 
-// Nested zones on four threads with jittered durations (a fixed-seed LCG), as
-// a service records them: a segment of `n` events.
-BatchData zone_batch(size_t n) {
-  BatchData d;
-  for (const char* name : {"request", "parse", "compute", "layer", "serialize"})
-    d.add_location(name, name, "svc.cpp", 7);
-  uint64_t seed = 12345;
-  auto jitter = [&seed] {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    return 200 + (seed >> 33) % 3000;
-  };
-  for (uint32_t t = 1; t <= 4; ++t) {
-    d.threads.push_back(ThreadInfo{t, 100 + t, "worker", 1, 0, 0});
-    d.begin_run(t);
-    uint64_t ts = 1'000'000'000ull * t;
-    while (d.runs.back().count + 10 <= n / 4) {
-      d.add(EventKind::ZoneBegin, ts += jitter(), 1);
-      for (uint32_t loc = 2; loc <= 5; ++loc) {
-        d.add(EventKind::ZoneBegin, ts += jitter(), loc);
-        d.add(EventKind::ZoneEnd, ts += jitter());
-      }
-      d.add(EventKind::ZoneEnd, ts += jitter());
-    }
-  }
-  return d;
-}
-
 // Levels 0-3 keep zstd's match tables small and others do not
 // (segment_encoder.cpp): every level stores a payload that decodes whole, and
 // level 3's small tables compress event columns as well as zstd's own within
@@ -196,7 +170,7 @@ BatchData zone_batch(size_t n) {
 // What the small tables save is time, which bench/background_cost_bench.cpp
 // measures; this test guards the ratio.
 TEST(SegmentCodec, EveryLevelStoresTheSamePayload) {
-  const BatchData d = zone_batch(65536);
+  const test::OwnedBatch d = test::service_batch(65536);  // nested zones, as BM_EncodeSegment encodes
   std::vector<uint8_t> level3;
   {
     SegmentEncoder enc(3);
@@ -225,7 +199,7 @@ TEST(SegmentCodec, EveryLevelStoresTheSamePayload) {
   ASSERT_FALSE(ZSTD_isError(want));
   const size_t got = level3.size() - format::kHeaderSize;
   EXPECT_LE(static_cast<double>(got), 1.02 * static_cast<double>(want)) << got << " bytes against zstd's " << want;
-  // It still compresses: the jitter is random, ~12 bits a delta, so about
+  // It still compresses: the jitter is random, ~11 bits a delta, so about
   // half of the columns' bytes are left.
   EXPECT_LT(got * 5, raw.size() * 3);
 }
