@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "codec/varint.h"
+#include "ringprof/internal/varint.h"
 
 namespace ringprof::gpu_codec {
 namespace {
