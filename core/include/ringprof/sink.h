@@ -111,27 +111,6 @@ struct EventRun {
   uint32_t count = 0;
 };
 
-// A Batch's events as a segment stores them (schemas/segment.fbs): one byte
-// column per field, varints, in the order and runs of Batch::events/runs.
-// The drainer writes them as it reads the rings, so a sink that stores
-// segments (the rolling-file and memory sinks, through SegmentEncoder) reads
-// a few bytes per event from the drainer's core instead of the 32-byte
-// events (docs/performance.md, "Background threads"). Two differences from a
-// segment: each run's first time delta is from 0 (its absolute time), since
-// the segment's base is known only once the batch is whole; and ids are the
-// drainer's, which the encoder checks against the tables (location_ids,
-// stack_ids) before it uses them.
-struct BatchColumns {
-  std::span<const uint8_t> kinds;          // one byte per event
-  std::span<const uint8_t> ts;             // zigzag varint deltas within a run (see above)
-  std::span<const uint32_t> run_ts;        // where each run's bytes in `ts` begin, one per Batch::runs entry
-  std::span<const uint8_t> locs;           // varint location or stack id, for kinds that carry one
-  std::span<const uint8_t> values;         // varint p1 (8 raw bytes for a Counter), for kinds with a value
-  std::span<const uint8_t> addresses;      // zigzag varint deltas of p0 within a run, memory kinds only
-  std::span<const uint32_t> location_ids;  // every location id in locs and values, once, in order of first use
-  std::span<const uint32_t> stack_ids;     // every stack id in locs, once, in order of first use
-};
-
 struct Batch {
   uint64_t sequence = 0;              // per process, from 0, one per batch
   std::span<const Event> events;      // ts in monotonic ns, loc resolved, no Continuation/ThreadName;
@@ -150,9 +129,6 @@ struct Batch {
   const GpuStats* gpu_stats = nullptr;
   uint64_t first_ns = 0;              // earliest and latest event time (0 when empty)
   uint64_t last_ns = 0;
-  // The same events as columns (see BatchColumns); null in batches built
-  // outside the drainer. A sink may ignore it.
-  const BatchColumns* columns = nullptr;
 };
 
 // Sets b.first_ns/last_ns to the earliest and latest event time (0 and 0 when

@@ -60,7 +60,6 @@ void WriteJob::clear() {
   sequence = 0;
   events.clear();
   runs.clear();
-  columns.clear();
   threads.clear();
   new_locations.clear();
   new_stacks.clear();
@@ -322,10 +321,6 @@ void BatchWriter::write_batch(WriteJob& job) {
   }
   b.first_ns = job.first_ns;
   b.last_ns = job.last_ns;
-  // The columns hold every event of the batch, unless an exception cut one
-  // copy short of the other (out of memory): then sinks get the events only.
-  const BatchColumns columns = job.columns.view();
-  if (job.columns.events() == job.events.size() && job.columns.runs() == job.runs.size()) b.columns = &columns;
   bool ok = false;
   try {
     ok = sink_.write(b);

@@ -41,7 +41,6 @@
 #include <vector>
 
 #include "crash/crash_state.h"
-#include "draining/batch_columns.h"
 #include "ringprof/config.h"
 #include "draining/batch_memory.h"
 #include "ringprof/gpu.h"
@@ -55,7 +54,6 @@ struct WriteJob {
   uint64_t sequence = 0;
   BatchEvents events;
   std::vector<EventRun> runs;
-  BatchColumnData columns;  // the events again, as columns (batch_columns.h)
   std::vector<ThreadInfo> threads;
   std::vector<Location> new_locations;  // table entries added since the previous job
   std::vector<StackTrace> new_stacks;

@@ -613,8 +613,6 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
   const size_t room = static_cast<size_t>(std::min<uint64_t>(ready - i, cap - at));
   if (room == 0) return i;
   Event* out = events_.grow(room);  // not written yet (batch_memory.h)
-  ColumnCursor col = columns_.reserve(room);
-  ColumnCursor col_done = col;  // as of the events counted in n
   uint64_t first = batch_first_ns_, last = batch_last_ns_;
   size_t n = 0;
   // On the way out, even by an exception (a new location out of memory):
@@ -623,18 +621,16 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
     Drainer& d;
     size_t at;
     const size_t& n;
-    const ColumnCursor& col_done;
     const uint64_t& first;
     const uint64_t& last;
     EventRun& run;
     ~Commit() {
       d.events_.truncate(at + n);
-      d.columns_.commit(col_done);
       d.batch_first_ns_ = first;
       d.batch_last_ns_ = last;
       run.count += static_cast<uint32_t>(n);
     }
-  } commit{*this, at, n, col_done, first, last, run};
+  } commit{*this, at, n, first, last, run};
   bool other = false;  // stopped at a record drain_ring() takes itself
   while (n < room && !other) {
     uint64_t len = room - n;
@@ -668,12 +664,10 @@ uint64_t Drainer::drain_plain(const Ring& r, uint64_t i, uint64_t ready, size_t 
       std::memcpy(slot + 8, &head, 8);
       std::memcpy(slot + 16, &p0, 8);
       std::memcpy(slot + 24, &p1, 8);
-      put_event(col, kind, ts, loc, p0, p1, column_ids_, columns_);
       first = std::min(first, ts);
       last = std::max(last, ts);
     }
     n += k;
-    col_done = col;
   }
   return i + n;
 }
@@ -690,7 +684,9 @@ void Drainer::drain_ring(ThreadState& t) {
     // A full writer: leave the rest in the ring (it may drop, and count).
     if (events_.size() >= cap && !emit_batch(wait_for_writer_)) return;
     if (events_.empty()) batch_started_mono_ = internal::monotonic_ns();
-    if (runs_.empty() || runs_.back().thread_index != t.info.index) open_run(t.info.index);
+    if (runs_.empty() || runs_.back().thread_index != t.info.index) {
+      runs_.push_back(EventRun{t.info.index, static_cast<uint32_t>(events_.size()), 0});
+    }
     EventRun& run = runs_.back();
     t.in_batch = true;
     uint64_t i = 0;
@@ -778,7 +774,6 @@ void Drainer::drain_ring(ThreadState& t) {
       i += 1 + extra;
       if (!kind_is_ring_record(e.kind)) continue;
       events_.push_back(out);
-      append_event(columns_, column_ids_, out);
       ++run.count;
       if (heap_sample) {  // its stack follows it directly (event.h)
         Event st{};
@@ -787,7 +782,6 @@ void Drainer::drain_ring(ThreadState& t) {
         st.loc = heap_stack;
         st.p1 = heap_interval;
         events_.push_back(st);
-        append_event(columns_, column_ids_, st);
         ++run.count;
         ++unrecorded_in_batch_;
       }
@@ -796,10 +790,7 @@ void Drainer::drain_ring(ThreadState& t) {
     }
     r->consume(i);
     budget -= i;
-    if (run.count == 0) {
-      runs_.pop_back();
-      columns_.drop_run();
-    }
+    if (run.count == 0) runs_.pop_back();
   }
 }
 
@@ -808,8 +799,6 @@ void Drainer::discard_batch() {
   unrecorded_in_batch_ = 0;
   events_.clear();
   runs_.clear();
-  columns_.clear();
-  column_ids_.next_batch();
   batch_first_ns_ = ~0ull;
   batch_last_ns_ = 0;
   for (auto& [index, t] : threads_) t.in_batch = false;
@@ -852,7 +841,6 @@ bool Drainer::emit_batch(bool wait) {
   const bool full = events_.size() >= std::max<uint32_t>(config_.batch_events, 1024);
   j.events.swap(events_);  // the job's emptied vector (capacity kept) becomes the next batch's
   j.runs.swap(runs_);
-  std::swap(j.columns, columns_);
   j.threads = batch_threads_;
   const size_t sent[4] = {locations_sent_, stacks_sent_, modules_sent_, gpu_names_sent_};
   const std::vector<Location>& locations = locations_.all();
@@ -908,8 +896,6 @@ bool Drainer::emit_batch(bool wait) {
   }
   events_.clear();
   runs_.clear();
-  columns_.clear();
-  column_ids_.next_batch();
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
   if (events_.capacity() < cap) events_.reserve(cap);
   if (full) advise_huge_pages(events_);  // the next one is likely to fill too (batch_memory.h)

@@ -26,7 +26,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "draining/batch_columns.h"
 #include "draining/batch_writer.h"
 #include "recording/clock.h"
 #include "gpu/gpu_collector.h"
@@ -214,13 +213,6 @@ class Drainer : private sampler::SampleVisitor {
   // The current batch.
   BatchEvents events_;
   std::vector<EventRun> runs_;
-  BatchColumnData columns_;  // the same events as columns (batch_columns.h)
-  ColumnIds column_ids_;
-  // A run of the current thread's events begins at the end of the batch.
-  void open_run(uint32_t thread_index) {
-    runs_.push_back(EventRun{thread_index, static_cast<uint32_t>(events_.size()), 0});
-    columns_.open_run();
-  }
   std::vector<ThreadInfo> batch_threads_;
   uint64_t batch_first_ns_ = ~0ull;
   uint64_t batch_last_ns_ = 0;

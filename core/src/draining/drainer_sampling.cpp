@@ -198,13 +198,13 @@ void Drainer::on_sample(uint32_t tid, uint64_t ts_ns, std::span<const uint64_t> 
   const size_t cap = std::max<uint32_t>(config_.batch_events, 1024);
   if (events_.size() >= cap) emit_batch(wait_for_writer_);  // a full writer: this batch grows past cap
   if (events_.empty()) batch_started_mono_ = internal::monotonic_ns();
-  if (runs_.empty() || runs_.back().thread_index != t.info.index) open_run(t.info.index);
+  if (runs_.empty() || runs_.back().thread_index != t.info.index)
+    runs_.push_back(EventRun{t.info.index, static_cast<uint32_t>(events_.size()), 0});
   Event e{};
   e.ts = ts_ns;
   e.kind = EventKind::Sample;
   e.loc = id;
   events_.push_back(e);
-  append_event(columns_, column_ids_, e);
   ++runs_.back().count;
   ++samples_in_batch_;
   t.in_batch = true;

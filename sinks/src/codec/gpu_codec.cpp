@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "ringprof/internal/varint.h"
+#include "codec/varint.h"
 
 namespace ringprof::gpu_codec {
 namespace {

@@ -21,7 +21,7 @@
 #include "ringprof/segment_codec.h"
 #include "codec/crash_segment.h"
 #include "segment_generated.h"
-#include "ringprof/internal/varint.h"
+#include "codec/varint.h"
 
 namespace ringprof {
 namespace {

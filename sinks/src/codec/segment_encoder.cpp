@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,7 +29,7 @@
 #include "codec/gpu_codec.h"
 #include "ringprof/segment_codec.h"
 #include "segment_generated.h"
-#include "ringprof/internal/varint.h"
+#include "codec/varint.h"
 
 namespace ringprof {
 
@@ -140,9 +139,6 @@ struct SegmentEncoder::State {
   flatbuffers::FlatBufferBuilder fbb{64 * 1024};
   std::vector<uint32_t> run_thread, run_count;
   ByteColumn kinds, ts, locs, values, addresses;
-  // The columns build_segment() stores: the five above, or the batch's own
-  // (take_columns) but for ts, which is always restated into `ts`.
-  std::span<const uint8_t> out_kinds, out_locs, out_values, out_addresses;
   std::vector<uint32_t> new_locations;
   std::vector<uint32_t> new_stacks;
   std::vector<uint8_t> frame_bytes;
@@ -186,11 +182,6 @@ struct SegmentEncoder::State {
   [[gnu::noinline]] VectorOffset<fb::Location> encode_locations(const std::vector<LocationIds>& ids);
   [[gnu::noinline]] void encode_threads(const Batch& batch, std::vector<flatbuffers::Offset<fb::Thread>>& tables);
   uint32_t encode_events(const Batch& batch, uint64_t base_ns);
-  // The columns the drainer wrote (Batch::columns), restated against
-  // base_ns; false, with nothing changed, when they cannot be used as they
-  // are (an id the batch's tables do not hold, a malformed run): the caller
-  // then encodes the events.
-  bool take_columns(const Batch& batch, uint64_t base_ns, uint32_t* event_count);
   [[gnu::noinline]] VectorOffset<fb::Stack> encode_stacks(const Batch& batch);
   [[gnu::noinline]] VectorOffset<fb::Module> encode_modules(const Batch& batch);
   [[gnu::noinline]] flatbuffers::Offset<fb::Sampler> encode_sampler(const Batch& batch);
@@ -358,51 +349,6 @@ __attribute__((flatten)) uint32_t SegmentEncoder::State::encode_events(const Bat
   return event_count;
 }
 
-bool SegmentEncoder::State::take_columns(const Batch& batch, uint64_t base_ns, uint32_t* event_count) {
-  const BatchColumns& c = *batch.columns;
-  if (c.kinds.size() != batch.events.size() || c.run_ts.size() != batch.runs.size()) return false;
-  auto known = [](uint32_t id, auto items) { return id != 0 && id <= items.size() && items[id - 1].id == id; };
-  for (uint32_t id : c.location_ids)
-    if (!known(id, batch.locations)) return false;
-  for (uint32_t id : c.stack_ids)
-    if (!known(id, batch.stacks)) return false;
-  // Each run's first delta is from 0 (its absolute time): restated from the
-  // segment's base, the rest of the run's bytes copied as they are.
-  uint32_t count = 0;
-  for (size_t r = 0; r < batch.runs.size(); ++r) {
-    const size_t begin = c.run_ts[r];
-    const size_t end = r + 1 < batch.runs.size() ? c.run_ts[r + 1] : c.ts.size();
-    if (begin > end || end > c.ts.size()) return false;
-    if (batch.runs[r].count == 0) {
-      if (begin != end) return false;
-      continue;
-    }
-    const uint8_t* pos = c.ts.data() + begin;
-    const uint8_t* stop = c.ts.data() + end;
-    uint64_t first = 0;
-    if (!varint::get(pos, stop, &first)) return false;
-    const auto first_ns = static_cast<uint64_t>(varint::unzigzag(first));
-    const size_t rest = static_cast<size_t>(stop - pos);
-    uint8_t* t = ts.room(varint::kMaxBytes + rest);
-    t = varint::put(t, varint::zigzag(static_cast<int64_t>(first_ns - base_ns)));
-    if (rest != 0) std::memcpy(t, pos, rest);
-    ts.commit(t + rest);
-    run_thread.push_back(batch.runs[r].thread_index);
-    run_count.push_back(batch.runs[r].count);
-    count += batch.runs[r].count;
-  }
-  if (count != c.kinds.size()) return false;
-  // The ids' first uses in the file, in the order the event loop meets them.
-  for (uint32_t id : c.location_ids) refer(id, batch.locations, locations_written, undo.locations, new_locations);
-  for (uint32_t id : c.stack_ids) refer(id, batch.stacks, stacks_written, undo.stacks, new_stacks);
-  out_kinds = c.kinds;
-  out_locs = c.locs;
-  out_values = c.values;
-  out_addresses = c.addresses;
-  *event_count = count;
-  return true;
-}
-
 // Stacks the event loop referred to for the first time in this file.
 VectorOffset<fb::Stack> SegmentEncoder::State::encode_stacks(const Batch& batch) {
   if (new_stacks.empty()) return 0;
@@ -494,14 +440,14 @@ void SegmentEncoder::State::build_segment(const Batch& batch, uint64_t base_ns) 
   const auto threads = thread_tables.empty() ? 0 : fbb.CreateVector(thread_tables);
   // Empty columns are left out; the decoder reads an absent vector as empty.
   auto u32s = [&](const std::vector<uint32_t>& v) { return v.empty() ? 0 : fbb.CreateVector(v); };
-  auto bytes = [&](std::span<const uint8_t> c) { return c.empty() ? 0 : fbb.CreateVector(c.data(), c.size()); };
+  auto bytes = [&](const ByteColumn& c) { return c.empty() ? 0 : fbb.CreateVector(c.data(), c.size()); };
   const auto run_thread_vec = u32s(run_thread);
   const auto run_count_vec = u32s(run_count);
-  const auto kinds_vec = bytes(out_kinds);
-  const auto ts_vec = bytes({ts.data(), ts.size()});
-  const auto locs_vec = bytes(out_locs);
-  const auto values_vec = bytes(out_values);
-  const auto addresses_vec = bytes(out_addresses);
+  const auto kinds_vec = bytes(kinds);
+  const auto ts_vec = bytes(ts);
+  const auto locs_vec = bytes(locs);
+  const auto values_vec = bytes(values);
+  const auto addresses_vec = bytes(addresses);
 
   fb::SegmentBuilder sb(fbb);
   sb.add_base_ns(base_ns);
@@ -663,15 +609,7 @@ size_t SegmentEncoder::encode(const Batch& batch, std::vector<uint8_t>& out) {
   State& s = *state_;
   s.begin_segment();
   const uint64_t base_ns = batch.first_ns;
-  uint32_t event_count = 0;
-  if (batch.columns == nullptr || !s.take_columns(batch, base_ns, &event_count)) {
-    s.begin_segment();  // take_columns may have started the run lists and ts
-    event_count = s.encode_events(batch, base_ns);
-    s.out_kinds = {s.kinds.data(), s.kinds.size()};
-    s.out_locs = {s.locs.data(), s.locs.size()};
-    s.out_values = {s.values.data(), s.values.size()};
-    s.out_addresses = {s.addresses.data(), s.addresses.size()};
-  }
+  const uint32_t event_count = s.encode_events(batch, base_ns);
   s.build_segment(batch, base_ns);
   return s.compress_and_frame(batch, event_count, out);
 }

@@ -1,6 +1,5 @@
 // varint.h — LEB128 varints and zigzag, the byte encoding of the segment's
-// variable-width columns (ts, locs, values; see schemas/segment.fbs), which
-// the drainer writes (core/src/draining/batch_columns.h) and the codec reads.
+// variable-width columns (ts, locs, values; see schemas/segment.fbs).
 //
 // Why LEB128: event columns are mostly small numbers (time deltas of a few
 // microseconds, location ids below a few thousand), so 1-3 bytes per value
@@ -43,7 +42,9 @@ inline constexpr uint64_t zigzag(int64_t v) noexcept {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
 
-inline constexpr int64_t unzigzag(uint64_t v) noexcept { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
+inline constexpr int64_t unzigzag(uint64_t v) noexcept {
+  return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+}
 
 // Reads one varint from [*pos, end). Returns false (leaving *pos unchanged)
 // on a truncated or over-long varint.
