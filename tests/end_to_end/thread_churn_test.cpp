@@ -7,10 +7,11 @@
 //
 // Each reading follows flush() (the drainer has reclaimed every dead
 // thread's ring) and malloc_trim(). On a busy machine the drainer falls
-// behind by thousands of threads, and what it holds for them (threads' state,
-// runs, the batches' thread tables, whose vectors keep their capacity) stays
-// as a high-water mark that measures the machine's load, not what ringprof
-// keeps per thread: with two cores kept busy beside it, 160,000 threads
+// behind by thousands of threads, and what that backlog leaves (the larger
+// batches' thread tables and runs, whose vectors keep their capacity, and
+// free heap under glibc's trim threshold) stays as a high-water mark that
+// measures the machine's load, not what ringprof keeps per thread: with two
+// cores kept busy beside it, 160,000 threads
 // added 1.2 to 2.4 MB, once 6.4 MB in CI, and a later design that read the
 // growth over two stretches failed when the load rose in both (4.8 and
 // 2.7 MB). So the program flushes after every 1,000 threads: the backlog,
