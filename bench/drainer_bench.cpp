@@ -28,10 +28,6 @@ namespace {
 
 using namespace ringprof;
 
-using SyntheticBatch = ringprof::test::OwnedBatch;
-using ringprof::test::service_batch;
-
-
 double thread_cpu_seconds() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -39,7 +35,7 @@ double thread_cpu_seconds() {
 }
 
 void BM_EncodeSegment(benchmark::State& state) {
-  const SyntheticBatch s = service_batch(65536);
+  const test::OwnedBatch s = test::service_batch(65536);
   const Batch b = s.batch();
   SegmentEncoder enc(static_cast<int>(state.range(0)));
   SessionInfo session;
@@ -74,7 +70,7 @@ BENCHMARK(BM_EncodeSegment)->Arg(1)->Arg(3);
 // events, with no columns and no FlatBuffers. The ratio of the two, taken in
 // one run, moves with the encoder's own code and hardly with the machine.
 void BM_ZstdRawEvents(benchmark::State& state) {
-  const SyntheticBatch s = service_batch(65536);
+  const test::OwnedBatch s = test::service_batch(65536);
   const size_t raw = s.events.size() * sizeof(Event);
   std::vector<char> out(ZSTD_compressBound(raw));
   ZSTD_CCtx* cctx = ZSTD_createCCtx();

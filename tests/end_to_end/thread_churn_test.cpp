@@ -11,16 +11,15 @@
 // batches' thread tables and runs, whose vectors keep their capacity, and
 // free heap under glibc's trim threshold) stays as a high-water mark that
 // measures the machine's load, not what ringprof keeps per thread: with two
-// cores kept busy beside it, 160,000 threads
-// added 1.2 to 2.4 MB, once 6.4 MB in CI, and a later design that read the
-// growth over two stretches failed when the load rose in both (4.8 and
-// 2.7 MB). So the program flushes after every 1,000 threads: the backlog,
-// and with it that mark, stays within what the warm-up reaches, whatever
-// the load. The growth is still read over two equal stretches of 80,000
-// threads: memory ringprof holds on to grows in both. A leak of 25 bytes a
-// thread (2 MB a stretch) or the old fragmentation (about 4 MB a stretch)
-// fails the smaller stretch's 2 MB bound; a larger growth than 8 MB in
-// either fails too.
+// cores kept busy beside it, 160,000 threads added 1.2 to 2.4 MB, once
+// 6.4 MB in CI, and a later design that read the growth over two stretches
+// failed when the load rose in both (4.8 and 2.7 MB). So the program flushes
+// after every 1,000 threads: the backlog, and with it that mark, stays within
+// what the warm-up reaches, whatever the load. The growth is still read over
+// two equal stretches of 80,000 threads: memory ringprof holds on to grows in
+// both. A leak of 25 bytes a thread (2 MB a stretch) or the old fragmentation
+// (about 4 MB a stretch) fails the smaller stretch's 2 MB bound; a larger
+// growth than 8 MB in either fails too.
 //
 // Resident size is the C library's allocator's behaviour: under ASan or TSan
 // (their own allocators, quarantines and shadow memory) there is nothing to
