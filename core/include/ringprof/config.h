@@ -50,7 +50,7 @@ struct Config {
   // Drainer.
   uint32_t drain_interval_ms = 10;           // RINGPROF_DRAIN_MS: first sleep after a round that found events
                                              // (a filling ring wakes it sooner; further rounds back off up to
-                                             // 500 ms, 250 ms while a sampled application runs)
+                                             // 500 ms; 100 ms while a sampled application runs)
   uint32_t flush_interval_ms = 500;          // RINGPROF_FLUSH_MS: longest an event waits, from when it was recorded
   uint32_t batch_events = 65536;             // RINGPROF_BATCH_EVENTS: events per segment, at most
   uint32_t ring_drain_percent = 25;          // a ring this full wakes the drainer (its wake fill)

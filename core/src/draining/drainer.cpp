@@ -330,11 +330,13 @@ uint64_t Drainer::sleep_ns() const noexcept {
   // change, a CPU sample or a new thread's ring (drainer_wake::wake_if_idle)
   // still wakes the drainer at once; events below the wake fill wait
   // that much longer. While the CPU sampler is on and the application ran
-  // in the last round, at most kIdleSleepSampledMaxNs: its scan of
-  // /proc/self/task finds the threads that record nothing, and one that
-  // lives less than the sleep may never be sampled (Python's threads
-  // announce themselves). When the application did not run, longer, with the
-  // CPU alarm armed (arm_for_idle_sleep) to wake the drainer if it does.
+  // in the last round, until the sampler's next scan of /proc/self/task
+  // (every 100 ms), which finds the threads that record nothing: a sleep
+  // past it delays their first sample by as much (up to 350 ms with a
+  // 250 ms cap, a third of a short thread's life; Python's threads announce
+  // themselves). When the application did not run, longer, with the CPU
+  // alarm armed (arm_for_idle_sleep) to wake the drainer if it does, or
+  // kIdleSleepSampledMaxNs where it cannot be.
   // Not while the GPU is traced (CUPTI's buffers are polled) or a window is
   // open (time-bounded windows end on the drainer's clock).
   //
@@ -347,11 +349,17 @@ uint64_t Drainer::sleep_ns() const noexcept {
   const uint32_t rounds = idle_rounds_ != 0 ? idle_rounds_ : flow_rounds_;
   if (rounds == 0 || gpu_.active() || mode() == Level::Detailed) return interval;
   const uint64_t flush_ns = uint64_t{config_.flush_interval_ms} * 1000000ull;
-  const uint64_t most = sampler_ && sampler_->on() && !app_idle_ ? kIdleSleepSampledMaxNs : kIdleSleepMaxNs;
+  const uint64_t now = internal::monotonic_ns();
+  uint64_t most = kIdleSleepMaxNs;
+  if (sampler_ && sampler_->on() && !app_idle_) {
+    // The application runs: wake when the next scan is due, so that a
+    // thread which records nothing is sampled within 100 ms of its start.
+    const uint64_t scan = sampler_->next_scan_ns();
+    most = scan > now ? scan - now : 0;
+  }
   uint64_t sleep = std::min({interval << std::min<uint32_t>(rounds, 6), most, flush_ns});
   if (!events_.empty()) {  // a batch waits: wake when it is due
     const uint64_t due = batch_due_ns();
-    const uint64_t now = internal::monotonic_ns();
     sleep = std::min(sleep, due > now ? due - now : 0);
   }
   return std::max(interval, sleep);

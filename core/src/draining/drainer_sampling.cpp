@@ -35,8 +35,12 @@ void Drainer::start_sampler() {
   adopt_new_rings();
   sample_round(false);
   // Just scanned: the application has not run since, and the first sleep
-  // may wait for it (with the CPU alarm) instead of a timed round.
-  app_idle_ = true;
+  // may wait for it with the CPU alarm instead of a timed round. Without
+  // the alarm (perf_event's rings have no signal for it) that sleep would
+  // last 250 ms, and a thread started just after start() would wait that
+  // long for its first sample: the first round comes at the next scan and
+  // measures whether the application runs.
+  app_idle_ = sampler_->unwinds_in_process();
 }
 
 void Drainer::heap_round(bool force) {

@@ -58,6 +58,10 @@ class Sampler {
     return mechanism_ == Mechanism::PerfSignal || mechanism_ == Mechanism::Timer;
   }
 
+  // When the next listing of threads is due (CLOCK_MONOTONIC ns): a drainer
+  // whose application runs wakes for it.
+  uint64_t next_scan_ns() const noexcept { return next_scan_ns_; }
+
   // Starts sampling `tid` unless it already is, is the drainer, or cannot be.
   // True when newly covered.
   bool watch(uint32_t tid);
