@@ -58,8 +58,9 @@ TEST(AbRuns, AThirtyPercentRegressionIsFoundAndTheSteadyZoneIsNot) {
   // Under a sanitizer the runs' medians wander by tens of percent from run
   // to run (a clean-clone ASan run: intervals of [-7%, +84%] around a +30.5%
   // estimate, [-29%, +39%] around steady's -0.6%), so the verdict has no
-  // power there: sanitized builds check the estimates and the mechanics, and
-  // the verdict and the exit status are release's.
+  // power there, nor have the estimates: sanitized builds check the
+  // mechanics, and the estimates, the verdict and the exit status are
+  // release's.
 #ifdef RINGPROF_SANITIZED_RUNTIME
   constexpr bool kVerdicts = false;
 #else
@@ -78,12 +79,19 @@ TEST(AbRuns, AThirtyPercentRegressionIsFoundAndTheSteadyZoneIsNot) {
   std::map<std::string, nlohmann::json> zones;
   for (const auto& z : d["zones"]) zones[z["name"]] = z;
   ASSERT_EQ(zones.size(), 2u);
-  // The estimates, in every build: medians, robust to the calls a
-  // preemption or a sanitizer's pause stretches.
-  EXPECT_GT(zones["changed"]["change_pct"].get<double>(), 15) << zones["changed"];
-  EXPECT_LT(zones["changed"]["change_pct"].get<double>(), 50) << zones["changed"];
-  EXPECT_LT(std::abs(zones["steady"]["change_pct"].get<double>()), 12) << zones["steady"];
+  // Each estimate lies inside its own interval, in every build.
+  for (const char* z : {"changed", "steady"}) {
+    EXPECT_GE(zones[z]["change_pct"].get<double>(), zones[z]["ci_low_pct"].get<double>()) << zones[z];
+    EXPECT_LE(zones[z]["change_pct"].get<double>(), zones[z]["ci_high_pct"].get<double>()) << zones[z];
+  }
   if (kVerdicts) {
+    // The estimates: medians, robust to the calls a preemption stretches.
+    // Not under a sanitizer, whose runs' medians wander by tens of percent
+    // (a clean-clone ASan run beside a three-rank PyTorch job: steady
+    // -15.9%, changed +9.6%, each inside an interval of ±35-45%).
+    EXPECT_GT(zones["changed"]["change_pct"].get<double>(), 15) << zones["changed"];
+    EXPECT_LT(zones["changed"]["change_pct"].get<double>(), 50) << zones["changed"];
+    EXPECT_LT(std::abs(zones["steady"]["change_pct"].get<double>()), 12) << zones["steady"];
     EXPECT_EQ(zones["changed"]["verdict"], "regressed");
     EXPECT_LE(zones["changed"]["ci_low_pct"].get<double>(), 30);
     EXPECT_GE(zones["changed"]["ci_high_pct"].get<double>(), 30);
