@@ -332,10 +332,10 @@ uint64_t Drainer::sleep_ns() const noexcept {
   // that much longer. While the CPU sampler is on and the application ran
   // in the last round, until the sampler's next scan of /proc/self/task
   // (every 100 ms), which finds the threads that record nothing: a sleep
-  // past it delays their first sample by as much (up to 350 ms with a
-  // 250 ms cap, a third of a short thread's life; Python's threads announce
-  // themselves). When the application did not run, longer, with the CPU
-  // alarm armed (arm_for_idle_sleep) to wake the drainer if it does, or
+  // past it delays their first sample by as much (up to 350 ms with the
+  // 250 ms cap this replaced; Python's threads announce themselves). When
+  // the application did not run, longer, with the CPU alarm armed
+  // (arm_for_idle_sleep) to wake the drainer if it does, or
   // kIdleSleepSampledMaxNs where it cannot be.
   // Not while the GPU is traced (CUPTI's buffers are polled) or a window is
   // open (time-bounded windows end on the drainer's clock).
