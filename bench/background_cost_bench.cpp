@@ -6,11 +6,19 @@
 //   second (two events each) for 5 seconds, into the files a default
 //   configuration writes (a temporary directory; the CPU sampler off, so only
 //   the events count). E = 0: in bursts of R/1000 zones at the start of every
-//   millisecond, sleeping the rest of it (10 k to 5 M zones a second: 20 k to
+//   millisecond, sleeping the rest of it (5 k to 5 M zones a second: 10 k to
 //   10 M events). E = 1: one zone every 1/R s, the thread waiting on the
 //   clock between them (spinning: a sleep is too coarse below 100 µs), so
 //   the rings fill as slowly as the rate allows. Figures: drainer, writer
 //   and their sum in ns per event, and bytes on disk per event.
+// BM_HostCopyFloor/record_bytes:B/sleep_ms:S — what this host charges for
+//   the data alone, for comparison with the drainer in the same run: one
+//   thread writes B-byte records at 2 M a second (the 1 M zones/s row's
+//   events) in bursts at the start of every millisecond into a 2 MiB ring,
+//   and another wakes every S ms and copies what is there into a 2 MiB
+//   buffer, as the drainer copies rings into its batch. Figure: the reader's
+//   CPU per record. No naming, no clock, no encoding: a floor under the
+//   drainer's share, which moves with the host's speed as the figures do.
 // BM_IdleCost/sampler:S — a recording started with the default configuration
 //   and nothing recorded for 5 seconds, with the CPU sampler and the heap
 //   sampler off (S = 0) or at their defaults (S = 1: 99 Hz, 512 KiB): the
@@ -32,6 +40,7 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -146,6 +155,7 @@ void BM_BackgroundCost(benchmark::State& state) {
 }
 BENCHMARK(BM_BackgroundCost)
     ->ArgNames({"zones_per_s", "even"})
+    ->Args({5000, 0})
     ->Args({10000, 0})
     ->Args({100000, 0})
     ->Args({1000000, 0})
@@ -153,6 +163,87 @@ BENCHMARK(BM_BackgroundCost)
     ->Args({10000, 1})
     ->Args({100000, 1})
     ->Args({1000000, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+uint64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+template <size_t Bytes>
+struct Record {
+  uint64_t words[Bytes / 8];
+};
+
+// The reader's CPU per record copied; negative when the ring overflowed.
+template <size_t Bytes>
+double copy_floor_ns(int sleep_ms, int millis) {
+  constexpr size_t kSlots = (size_t{2} << 20) / Bytes;  // a power of two
+  constexpr int kPerMs = 2000;
+  std::vector<Record<Bytes>> ring(kSlots), copy(kSlots);
+  std::atomic<uint64_t> head{0}, tail{0};
+  std::atomic<bool> done{false};
+  uint64_t reader_ns = 0, copied = 0;
+  std::thread reader([&] {
+    const uint64_t start = thread_cpu_ns();
+    uint64_t t = 0;
+    for (;;) {
+      const bool last = done.load(std::memory_order_acquire);
+      const uint64_t h = head.load(std::memory_order_acquire);
+      for (; t < h; ++t) copy[t & (kSlots - 1)] = ring[t & (kSlots - 1)];
+      benchmark::DoNotOptimize(copy.data());
+      benchmark::ClobberMemory();
+      tail.store(t, std::memory_order_release);
+      if (last) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+    }
+    reader_ns = thread_cpu_ns() - start;
+    copied = t;
+  });
+  bool overflowed = false;
+  uint64_t h = 0;
+  timespec next{};
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  for (int ms = 0; ms < millis; ++ms) {
+    for (int i = 0; i < kPerMs; ++i) {
+      if (h - tail.load(std::memory_order_acquire) == kSlots) {
+        overflowed = true;
+        continue;
+      }
+      Record<Bytes>& r = ring[h & (kSlots - 1)];
+      for (size_t w = 0; w < Bytes / 8; ++w) r.words[w] = h + w;
+      head.store(++h, std::memory_order_release);
+    }
+    add_ns(&next, 1000000);
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+  }
+  done.store(true, std::memory_order_release);
+  reader.join();
+  if (overflowed || copied == 0) return -1;
+  return static_cast<double>(reader_ns) / static_cast<double>(copied);
+}
+
+void BM_HostCopyFloor(benchmark::State& state) {
+  const auto bytes = state.range(0);
+  const auto sleep_ms = static_cast<int>(state.range(1));
+  for (auto _ : state) {
+    const double ns = bytes == 16 ? copy_floor_ns<16>(sleep_ms, 2000) : copy_floor_ns<32>(sleep_ms, 2000);
+    if (ns < 0) {
+      state.SkipWithError("the reader fell a whole ring behind");
+      return;
+    }
+    report_figure("host copy floor: " + std::to_string(bytes) + "-byte records, reader every " +
+                      std::to_string(sleep_ms) + " ms: ns per record",
+                  ns, "ns");
+  }
+}
+BENCHMARK(BM_HostCopyFloor)
+    ->ArgNames({"record_bytes", "sleep_ms"})
+    ->Args({32, 10})
+    ->Args({16, 10})
+    ->Args({32, 1})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
