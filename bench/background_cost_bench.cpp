@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "bench_main.h"
+#include "draining/thread_cpu.h"
 #include "ringprof/ringprof.h"
 
 namespace {
@@ -168,12 +169,6 @@ BENCHMARK(BM_BackgroundCost)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
-uint64_t thread_cpu_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
 template <size_t Bytes>
 struct Record {
   uint64_t words[Bytes / 8];
@@ -190,7 +185,7 @@ double copy_floor_ns(int sleep_ms, int millis) {
   std::atomic<bool> done{false};
   uint64_t reader_ns = 0, copied = 0;
   std::thread reader([&] {
-    const uint64_t start = thread_cpu_ns();
+    const uint64_t start = ringprof::internal::thread_cpu_ns();
     uint64_t t = 0;
     timespec due{};  // wakes every sleep_ms, however long its copy took
     clock_gettime(CLOCK_MONOTONIC, &due);
@@ -205,7 +200,7 @@ double copy_floor_ns(int sleep_ms, int millis) {
       add_ns(&due, sleep_ms * 1000000L);
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, nullptr);
     }
-    reader_ns = thread_cpu_ns() - start;
+    reader_ns = ringprof::internal::thread_cpu_ns() - start;
     copied = t;
   });
   bool overflowed = false;

@@ -20,6 +20,7 @@
 
 #include "support/service_batch.h"
 #include "bench_main.h"
+#include "draining/thread_cpu.h"
 #include "ringprof/ringprof.h"
 #include "ringprof/segment_codec.h"
 #include "ringprof/sinks.h"
@@ -28,11 +29,7 @@ namespace {
 
 using namespace ringprof;
 
-double thread_cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+double thread_cpu_seconds() { return static_cast<double>(internal::thread_cpu_ns()) * 1e-9; }
 
 void BM_EncodeSegment(benchmark::State& state) {
   const test::OwnedBatch s = test::service_batch(65536);
