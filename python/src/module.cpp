@@ -99,14 +99,16 @@ py::tuple capture_python_frames_both_ways() {
   return py::make_tuple(raw(guarded), raw(in_place));
 }
 
-// Test only: one raw frame named, or None where describe refuses it.
-py::object describe_python_frame(uint64_t code, uint32_t check, uint32_t instr) {
+// Test only: one raw frame named, or None where describe refuses it; fault
+// 1 or 2 is python::FrameFault's kNameChanges or kCodeDies.
+py::object describe_python_frame(uint64_t code, uint32_t check, uint32_t instr, int fault) {
   internal::CapturedFrame f;
   f.code = code;
   f.check = check;
   f.instr = instr;
   internal::FrameName n;
-  if (!python::describe_frame_for_test(f, &n)) return py::none();
+  if (fault < 0 || fault > 2) throw py::value_error("fault is 0, 1 or 2");
+  if (!python::describe_frame_for_test(f, &n, static_cast<python::FrameFault>(fault))) return py::none();
   return py::make_tuple(n.function, n.file, n.line);
 }
 
@@ -233,7 +235,8 @@ PYBIND11_MODULE(_ringprof, m) {
     const bool ok = python::register_python_frame_hooks(&why);
     return py::make_tuple(ok, why);
   });
-  m.def("_describe_python_frame", &describe_python_frame);
+  m.def("_describe_python_frame", &describe_python_frame, py::arg("code"), py::arg("check"), py::arg("instr"),
+        py::arg("fault") = 0);
   m.def("_windows_close", &python::windows_close);
   m.def("_windows_reopen", &python::windows_reopen);
 }

@@ -291,6 +291,11 @@ bool read_text(const MemoryReader& mem, uint64_t addr, std::string* out) {
   std::string raw(chars * kind, '\0');
   if (!raw.empty() && !mem.read(data, raw.data(), raw.size())) return false;
   if (ascii) {
+    // A byte past 0x7f means the memory stopped being this string between
+    // the two reads (the object died and its memory was reused): refuse it
+    // rather than pass on bytes that are not text.
+    for (const char ch : raw)
+      if (static_cast<unsigned char>(ch) >= 0x80) return false;
     *out = std::move(raw);
     return true;
   }
@@ -353,6 +358,11 @@ bool describe(const MemoryReader& mem, const CapturedFrame& frame, FrameName* ou
     if (!read_text(mem, address(c.co_qualname), &fresh.function) ||
         !read_text(mem, address(c.co_filename), &fresh.file) || !read_bytes(mem, address(c.co_linetable), &fresh.lines))
       return false;
+    // The code object holds its name, file and line table: if it is still
+    // the same one after they were read, they were alive while being read.
+    // If it died meanwhile, what was read may be another object's memory.
+    PyCodeObject after;
+    if (!read_code(mem, frame.code, &after) || fingerprint(after) != frame.check) return false;
     if (cache.by_code.size() >= kMaxCachedCodes) cache.by_code.clear();
     it = cache.by_code.insert_or_assign(frame.code, std::move(fresh)).first;
   }
@@ -415,6 +425,24 @@ bool copy_self(void*, uint64_t addr, void* out, size_t n) noexcept {
   std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(addr)), n);
   return true;
 }
+// The test helper's faults (FrameFault): a reader around test_reader() that
+// changes what one read returns, as if the object had died in between.
+struct FaultyReader {
+  MemoryReader inner;
+  FrameFault fault = FrameFault::kNone;
+  uint64_t code = 0;  // the frame's code object (alive: the caller holds it)
+  uint64_t text = 0;  // its name's characters
+  int code_reads = 0;
+};
+bool read_faulty(void* self, uint64_t addr, void* out, size_t n) noexcept {
+  auto* r = static_cast<FaultyReader*>(self);
+  if (!r->inner.read(addr, out, n)) return false;
+  if (r->fault == FrameFault::kNameChanges && addr == r->text && n > 0) static_cast<unsigned char*>(out)[0] |= 0x80;
+  if (r->fault == FrameFault::kCodeDies && addr == r->code && ++r->code_reads > 1 && n >= kCodeHeaderBytes)
+    ++static_cast<PyCodeObject*>(out)->co_firstlineno;  // another code object's fingerprint
+  return true;
+}
+
 MemoryReader test_reader() {
   int probe = 0, copy = 1;
   // The capture's working memory, as the sampler gives each thread.
@@ -471,12 +499,23 @@ std::vector<CapturedFrame> capture_frames_for_test(bool in_place) {
 #endif
 }
 
-bool describe_frame_for_test(const CapturedFrame& frame, FrameName* out) {
+bool describe_frame_for_test(const CapturedFrame& frame, FrameName* out, FrameFault fault) {
 #if RINGPROF_PY_FRAMES
-  return describe(test_reader(), frame, out);
+  if (fault == FrameFault::kNone) return describe(test_reader(), frame, out);
+  FaultyReader r;
+  r.inner = test_reader();
+  r.fault = fault;
+  r.code = frame.code;
+  const auto* code = reinterpret_cast<const PyCodeObject*>(static_cast<uintptr_t>(frame.code));
+  r.text = address(code->co_qualname) + sizeof(PyASCIIObject);
+  MemoryReader mem;
+  mem.read_fn = read_faulty;
+  mem.self = &r;
+  return describe(mem, frame, out);
 #else
   (void)frame;
   (void)out;
+  (void)fault;
   return false;
 #endif
 }

@@ -28,6 +28,12 @@ bool register_python_frame_hooks(std::string* why);
 // in_place: capture_self's read instead (what record_zone_stack() uses).
 std::vector<internal::CapturedFrame> capture_frames_for_test(bool in_place = false);
 // False where describe refuses: not a code object, or not the one captured.
-bool describe_frame_for_test(const internal::CapturedFrame& frame, internal::FrameName* out);
+// `fault` makes one read return what a dead object's reused memory could
+// (the frame's code object must be alive and its name ASCII): kNameChanges,
+// a byte of its name past ASCII; kCodeDies, the code object read again after
+// its names is another one.
+enum class FrameFault { kNone, kNameChanges, kCodeDies };
+bool describe_frame_for_test(const internal::CapturedFrame& frame, internal::FrameName* out,
+                             FrameFault fault = FrameFault::kNone);
 
 }  // namespace ringprof::python

@@ -209,6 +209,23 @@ class FramesTest(unittest.TestCase):
         # An object that is not a code object, where a dead one was.
         self.assertIsNone(_ringprof._describe_python_frame(id(raw), check, instr))
 
+    def test_describe_refuses_names_read_while_the_code_died(self):
+        # The drainer names a frame after the sample, by which time its code
+        # object may be dying: a name whose memory is reused between reads
+        # (a byte past ASCII in an ASCII string), or a code object that is
+        # another one once its names are read, is refused, never stored.
+        # A code object of its own, so describe reads its names afresh.
+        ns = {"_ringprof": _ringprof}
+        exec("def made_for_describe():\n    return _ringprof._capture_python_frames(raw=True)\n", ns)
+        code, check, instr, _ = ns["made_for_describe"]()[0]
+        self.assertEqual(code, id(ns["made_for_describe"].__code__))
+        for fault in (1, 2):
+            self.assertIsNone(_ringprof._describe_python_frame(code, check, instr, fault), fault)
+        self.assertEqual(_ringprof._describe_python_frame(code, check, instr),
+                         ("made_for_describe", "<string>", 2))
+        with self.assertRaises(ValueError):
+            _ringprof._describe_python_frame(code, check, instr, 3)
+
 
 class RegistrationTest(unittest.TestCase):
     def test_import_warns_only_where_frames_cannot_be_read(self):
