@@ -501,13 +501,15 @@ std::vector<CapturedFrame> capture_frames_for_test(bool in_place) {
 
 bool describe_frame_for_test(const CapturedFrame& frame, FrameName* out, FrameFault fault) {
 #if RINGPROF_PY_FRAMES
-  if (fault == FrameFault::kNone) return describe(test_reader(), frame, out);
   FaultyReader r;
   r.inner = test_reader();
+  PyCodeObject c;
+  // Read as describe reads it: an address that is not a code object is
+  // refused there, fault or none.
+  if (fault == FrameFault::kNone || !read_code(r.inner, frame.code, &c)) return describe(r.inner, frame, out);
   r.fault = fault;
   r.code = frame.code;
-  const auto* code = reinterpret_cast<const PyCodeObject*>(static_cast<uintptr_t>(frame.code));
-  r.text = address(code->co_qualname) + sizeof(PyASCIIObject);
+  r.text = address(c.co_qualname) + sizeof(PyASCIIObject);
   MemoryReader mem;
   mem.read_fn = read_faulty;
   mem.self = &r;

@@ -29,9 +29,9 @@ bool register_python_frame_hooks(std::string* why);
 std::vector<internal::CapturedFrame> capture_frames_for_test(bool in_place = false);
 // False where describe refuses: not a code object, or not the one captured.
 // `fault` makes one read return what a dead object's reused memory could
-// (the frame's code object must be alive and its name ASCII): kNameChanges,
-// a byte of its name past ASCII; kCodeDies, the code object read again after
-// its names is another one.
+// (for a frame whose code object is alive with an ASCII name; any other
+// address is refused as without one): kNameChanges, a byte of its name past
+// ASCII; kCodeDies, the code object read again after its names is another.
 enum class FrameFault { kNone, kNameChanges, kCodeDies };
 bool describe_frame_for_test(const internal::CapturedFrame& frame, internal::FrameName* out,
                              FrameFault fault = FrameFault::kNone);

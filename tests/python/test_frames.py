@@ -223,6 +223,8 @@ class FramesTest(unittest.TestCase):
             self.assertIsNone(_ringprof._describe_python_frame(code, check, instr, fault), fault)
         self.assertEqual(_ringprof._describe_python_frame(code, check, instr),
                          ("made_for_describe", "<string>", 2))
+        for fault in (1, 2):  # not a code object: refused as without a fault
+            self.assertIsNone(_ringprof._describe_python_frame(id(ns), check, instr, fault))
         with self.assertRaises(ValueError):
             _ringprof._describe_python_frame(code, check, instr, 3)
 
